@@ -1,0 +1,147 @@
+package diag
+
+// Kind says which manifest an example is.
+type Kind string
+
+const (
+	// Capsule examples are capsule manifests, run through capsule validation.
+	Capsule Kind = "capsule"
+	// Artifact examples are artifact manifests, run through the build checks.
+	Artifact Kind = "artifact"
+)
+
+// Entry is one row of the catalogue.
+type Entry struct {
+	Code  Code
+	Title string
+	// Kind and Example: a minimal manifest that yields Code. Empty when the
+	// code cannot be decided from a manifest alone; Decided then says when
+	// it is.
+	Kind    Kind
+	Example string
+	Decided string
+}
+
+const hdr = "name: c\nversion: \"1\"\n"
+
+// Catalogue lists every code in code order.
+var Catalogue = []Entry{
+	{Code: BldName, Title: "artifact name is not a valid bare name", Kind: Artifact,
+		Example: "name: ana/tool\nversion: \"1\"\nruntime: tool\nrequires_files: [tool.wasm]\n"},
+	{Code: BldPath, Title: "requires_files entry is not a plain relative path", Kind: Artifact,
+		Example: "name: t\nversion: \"1\"\nruntime: tool\nrequires_files: [../tool.wasm]\n"},
+	{Code: BldNoPayload, Title: "wasm artifact declares no compiled payload", Kind: Artifact,
+		Example: "name: t\nversion: \"1\"\nruntime: tool\n"},
+	{Code: BldInferenceAuth, Title: "inference_auth: is the former name of upstream_auth:", Kind: Artifact,
+		Example: "name: t\nversion: \"1\"\nruntime: tool\nrequires_files: [t.wasm]\ninference_auth: {header: Authorization, value: \"Bearer {key}\"}\n"},
+	{Code: BldModels, Title: "models: malformed or not on a driver", Kind: Artifact,
+		Example: "name: t\nversion: \"1\"\nruntime: tool\nrequires_files: [t.wasm]\nmodels: {m: {max_output_tokens: 1, context_window: 2}}\n"},
+	{Code: BldProviderTool, Title: "provider_tool: malformed or not on a tool", Kind: Artifact,
+		Example: "name: t\nversion: \"1\"\nruntime: tool\nrequires_files: [t.wasm]\nprovider_tool: {kind: printer, display_width: 1, display_height: 1}\n"},
+	{Code: CapNetworkEntry, Title: "malformed network allow entry", Kind: Capsule,
+		Example: hdr + "capabilities:\n  network:\n    allow: [\"https://api.example.com/v1\"]\n"},
+	{Code: CapScope, Title: "filesystem scope is absolute or escapes the workdir", Kind: Capsule,
+		Example: hdr + "capabilities:\n  filesystem:\n    scope: ../up\n"},
+	{Code: CapProviderToolFloor, Title: "provider tool needs a sealed containment floor", Kind: Capsule,
+		Decided: "at staging: needs the installed tool's own provider_tool: block (manifest.CheckProviderTools)"},
+	{Code: CapStagedRuntimeFloor, Title: "staged_runtime needs a sealed containment floor", Kind: Capsule,
+		Example: hdr + "capabilities:\n  shell:\n    allow: [python3]\n    staged_runtime:\n      - {binary: python3, source_path: /opt/py, pin: p1}\n"},
+	{Code: CapNetns, Title: "a subprocess tree needs a network namespace", Decided: "at launch: probes the host for network namespaces"},
+	{Code: CapInterpreterRuntime, Title: "interpreter runtime cannot be granted on this host", Decided: "at launch: depends on the host's interpreter layout"},
+	{Code: CapExportRoot, Title: "export root resolves outside the workdir", Decided: "at launch: depends on symlinks in the work folder"},
+	{Code: CapPeerTTL, Title: "peer_files.max_ttl missing or above 15m under after_task: sleep", Kind: Capsule,
+		Example: hdr + "lifecycle:\n  task_acceptance: queue\n  after_task: sleep\nexports:\n  peer_files:\n    root: out/\n"},
+	{Code: CapStateStore, Title: "state store name is not one path segment", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    capabilities:\n      state:\n        store: ../x\n"},
+	{Code: CapConfigShape, Title: "artifact config cannot travel as JSON", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    config: [1, 2]\n"},
+	{Code: CapRecordStore, Title: "context.record_store is not one path segment", Kind: Capsule,
+		Example: hdr + "context:\n  record_store: a/b\n"},
+	{Code: CapReadOnly, Title: "read_only entry is absolute or escapes the workdir", Kind: Capsule,
+		Example: hdr + "capabilities:\n  filesystem:\n    read_only: [/etc]\n"},
+	{Code: CapEnvCredential, Title: "env.allow names a stripped credential", Kind: Capsule,
+		Example: hdr + "capabilities:\n  env:\n    allow: [ANTHROPIC_API_KEY]\n"},
+	{Code: CapGatewayNative, Title: "gateway: on a native tool", Kind: Capsule,
+		Decided: "at staging: needs the installed tool's implementation (manifest.CheckGateways)"},
+	{Code: CapGatewayKey, Title: "gateway has no api_key and is not keyless", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    gateway:\n      endpoint: https://api.example.com\n"},
+	{Code: CapProcessEnv, Title: "process driver needs an undeclared env var", Decided: "at launch: needs the process driver's describe()"},
+	{Code: CapDuplicateTool, Title: "two artifacts share a bare name", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - {name: a/t, version: \"1\"}\n  - {name: b/t, version: \"1\"}\n"},
+	{Code: DeployVersion, Title: "no release to deploy for a dev mur", Decided: "by mur deploy run: depends on the running mur's version"},
+	{Code: IONotFound, Title: "local source path not found", Decided: "at launch: reads the local source from disk"},
+	{Code: IOMissingFile, Title: "a requires_files entry is missing", Decided: "by mur build: reads the source directory (manifest.LoadArtifact)"},
+	{Code: ManType, Title: "a value has the wrong type", Kind: Capsule,
+		Example: hdr + "exports:\n  peer_tasks:\n    accept: maybe\n"},
+	{Code: ManInvalid, Title: "invalid or refused manifest field", Kind: Capsule,
+		Example: hdr + "registry: https://example.com\n"},
+	{Code: RegReservedVersion, Title: "reserved version cannot be published", Decided: "by mur publish (manifest.Artifact.CheckPublishable)"},
+	{Code: RegModels, Title: "packed driver's models: is malformed", Decided: "by mur install and mur publish, reading a packed artifact"},
+	{Code: RunNotInstalled, Title: "driver or harness binary not installed", Decided: "at staging: needs the installed artifacts (manifest.CheckDrivers)"},
+	{Code: RunPromptFile, Title: "system_prompt_file missing or unreadable", Decided: "at launch: reads the prompt file"},
+	{Code: RunPortInUse, Title: "internal_port already in use", Decided: "at launch: binds the port"},
+	{Code: RunWorkdirSize, Title: "work folder passed its size ceiling", Decided: "while the session runs"},
+	{Code: RunRoost, Title: "no mur-roost daemon reachable", Decided: "at launch: contacts MURMUR_ROOST_URL"},
+	{Code: RunUpstreamAuth, Title: "artifact has no usable upstream_auth:", Decided: "at staging: needs the installed artifact's manifest (manifest.CheckGateways)"},
+	{Code: RunCredentialRejected, Title: "inference upstream rejected the credential", Decided: "while the session runs"},
+	{Code: RunNoProcessInterface, Title: "driver exports no process interface", Decided: "at launch: inspects the driver component"},
+	{Code: RunProcessOnHTTP, Title: "http driver exports the process interface", Decided: "at launch: inspects the driver component"},
+	{Code: RunDescribe, Title: "process driver describe() failed", Decided: "at launch: instantiates the process driver"},
+	{Code: RunHarnessTurn, Title: "harness turn limit or failed turn", Decided: "while the session runs"},
+	{Code: RunHarnessIdle, Title: "harness inactive for 600 seconds", Decided: "while the session runs"},
+	{Code: RunHarnessSession, Title: "harness session not found", Decided: "while the session runs"},
+	{Code: RunNoUsage, Title: "spend ceiling on a driver that reports no usage", Decided: "at launch: needs the process driver's describe()"},
+	{Code: RunTaskFailed, Title: "the task failed", Decided: "while the session runs"},
+	{Code: RunModels, Title: "driver models: malformed or no output cap", Decided: "at staging: needs the driver's models: table (manifest.CheckModelLimits)"},
+	{Code: RunCompactionCap, Title: "compaction max_tokens above the model's output cap", Decided: "at staging: needs the driver's models: table (manifest.CheckModelLimits)"},
+	{Code: RunNoInputBudget, Title: "output cap leaves no input budget", Decided: "at staging: needs the driver's models: table (manifest.CheckModelLimits)"},
+	{Code: RunVision, Title: "computer tool on a model without vision", Decided: "at staging: needs the driver's models: table (manifest.CheckProviderTools)"},
+	{Code: RunProviderTool, Title: "stored artifact's provider_tool: is malformed", Decided: "at staging: needs the installed tool's manifest (manifest.CheckProviderTools)"},
+	{Code: WITLevel, Title: "interface version not served by this WIT level", Decided: "at launch or pull: inspects the component's exports"},
+	{Code: RosterQueue, Title: "roster member's queue smaller than its callers", Decided: "by mur run --roster: needs the roster"},
+	{Code: RunFragment, Title: "turn cut at the output cap", Decided: "while the session runs"},
+	{Code: RunHarnessVersion, Title: "harness version untested or unreadable", Decided: "at launch: runs the harness's version check"},
+	{Code: RunAlternateUnavailable, Title: "alternate's credential found nowhere", Decided: "at launch: resolves credentials"},
+	{Code: RunSchemaUnchecked, Title: "tool input_schema cannot be checked", Decided: "while the session runs, once per tool"},
+	{Code: RunModelUnlisted, Title: "model not in the driver's models: table", Decided: "at staging: needs the driver's models: table (manifest.CheckModelLimits)"},
+	{Code: SecNoKernelEnforcement, Title: "no kernel enforcement on this host", Decided: "at launch: probes the host"},
+	{Code: SecLiteralSecret, Title: "credential written as a literal", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    gateway:\n      endpoint: https://api.example.com\n      api_key: sk-literal\n"},
+	{Code: SecHookInert, Title: "capability does not govern hooks", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/h\n    version: \"1\"\n    runtime: hook\n    capabilities:\n      shell:\n        allow: [bash]\n"},
+	{Code: SecNarrowDropped, Title: "narrowed network entry outside the ceiling", Kind: Capsule,
+		Example: hdr + "capabilities:\n  network:\n    allow: [https://a.example.com]\nartifacts:\n  - name: a/t\n    version: \"1\"\n    capabilities:\n      network:\n        allow: [b.example.com]\n"},
+	{Code: SecArtifactInert, Title: "capability does not apply to a tool or driver", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    capabilities:\n      env:\n        allow: [X]\n"},
+	{Code: SecInterpreterRuntime, Title: "interpreter_runtime widens host access", Kind: Capsule,
+		Example: hdr + "capabilities:\n  shell:\n    allow: [python3]\n    interpreter_runtime:\n      - binary: python3\n        dirs:\n          - {path: /usr/lib/python3, list_dir: true}\n"},
+	{Code: SecWorkdirExec, Title: "workdir made executable", Kind: Capsule,
+		Example: hdr + "capabilities:\n  filesystem:\n    workdir_exec: true\n"},
+	{Code: SecCapsuleState, Title: "capsule-wide state reaches nothing", Kind: Capsule,
+		Example: hdr + "capabilities:\n  state:\n    store: s\n"},
+	{Code: SecCapsuleConversation, Title: "capsule-wide conversation reaches nothing", Kind: Capsule,
+		Example: hdr + "capabilities:\n  conversation:\n    read: true\n"},
+	{Code: SecReadOnlyInterpreter, Title: "read_only is advisory against an interpreter", Kind: Capsule,
+		Example: hdr + "capabilities:\n  filesystem:\n    read_only: [tests]\n  shell:\n    allow: [bash]\n"},
+	{Code: SecReadOnlyUndeclared, Title: "tool input left to the key-name rules", Decided: "at staging: needs each installed tool's input_schema (manifest.CheckReadOnlyTools)"},
+	{Code: SecUnknownKey, Title: "unrecognized key", Kind: Capsule,
+		Example: hdr + "colour: blue\n"},
+	{Code: SecIOMaxUnavailable, Title: "io.max unavailable for the workdir device", Decided: "at launch: resolves the workdir's block device"},
+	{Code: SecEnvCredentialShaped, Title: "credential-shaped env.allow name", Kind: Capsule,
+		Example: hdr + "capabilities:\n  env:\n    allow: [MY_TOKEN]\n"},
+	{Code: SecGatewayAllowed, Title: "allow entry names a gateway upstream", Kind: Capsule,
+		Example: hdr + "capabilities:\n  network:\n    allow: [https://api.example.com]\nartifacts:\n  - name: a/t\n    version: \"1\"\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${K}\n"},
+	{Code: SecKeyFromEnv, Title: "key read from the environment or a literal", Decided: "at launch: resolves credentials"},
+	{Code: SecUnmeteredGateway, Title: "gateway not metered by spend ceilings", Kind: Capsule,
+		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${K}\n"},
+}
+
+// Lookup returns the catalogue entry for c.
+func Lookup(c Code) (Entry, bool) {
+	for _, e := range Catalogue {
+		if e.Code == c {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}

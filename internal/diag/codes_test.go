@@ -1,0 +1,88 @@
+package diag
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"testing"
+)
+
+// TestCatalogueComplete checks that every constant in codes.go has exactly
+// one catalogue row, that each row either has an example or says when it is
+// decided, and that rows are in code order.
+func TestCatalogueComplete(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "codes.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[Code]string{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, s := range gd.Specs {
+			vs := s.(*ast.ValueSpec)
+			if vs.Doc == nil {
+				t.Errorf("constant %s has no doc comment", vs.Names[0].Name)
+			}
+			lit := vs.Values[0].(*ast.BasicLit)
+			v, _ := strconv.Unquote(lit.Value)
+			consts[Code(v)] = vs.Names[0].Name
+		}
+	}
+	codeRE := regexp.MustCompile(`^[EW]-[A-Z]+(-[A-Z]+)?-[0-9]{3}$`)
+	seen := map[Code]bool{}
+	for _, e := range Catalogue {
+		if !codeRE.MatchString(string(e.Code)) {
+			t.Errorf("malformed code %q", e.Code)
+		}
+		if seen[e.Code] {
+			t.Errorf("%s listed twice", e.Code)
+		}
+		seen[e.Code] = true
+		if _, ok := consts[e.Code]; !ok {
+			t.Errorf("%s in the catalogue but not a constant", e.Code)
+		}
+		if (e.Example == "") == (e.Decided == "") {
+			t.Errorf("%s: exactly one of Example and Decided must be set", e.Code)
+		}
+		if e.Example != "" && e.Kind == "" {
+			t.Errorf("%s: example without a kind", e.Code)
+		}
+		if e.Title == "" {
+			t.Errorf("%s: no title", e.Code)
+		}
+	}
+	for c, name := range consts {
+		if !seen[c] {
+			t.Errorf("%s (%s) has no catalogue row", c, name)
+		}
+	}
+	if !sort.SliceIsSorted(Catalogue, func(i, j int) bool { return Catalogue[i].Code < Catalogue[j].Code }) {
+		t.Error("catalogue is not in code order")
+	}
+	if len(consts) != 74 {
+		t.Errorf("the specification names 74 codes; codes.go has %d", len(consts))
+	}
+}
+
+// TestDocsUpToDate fails when docs/diagnostics.md differs from what
+// gendocs would write.
+func TestDocsUpToDate(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "diagnostics.md")
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v: run go run ./internal/diag/gendocs", err)
+	}
+	if !bytes.Equal(got, Markdown()) {
+		t.Fatal("docs/diagnostics.md is stale: run go run ./internal/diag/gendocs")
+	}
+}
