@@ -1,0 +1,420 @@
+// Package config is ~/.murmur/config.yaml (global) and .murmur/config.yaml
+// beside a capsule's murmur.yaml (project): where artifacts come from
+// (resolution order), the registries and their credentials, the default
+// publish target, and credentials.<NAME> for the credential gateway.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrConfig is the kind of every malformed-config or bad-key refusal.
+var ErrConfig = errors.New("invalid config")
+
+// FileName is the config file's name inside a .murmur directory.
+const FileName = "config.yaml"
+
+// Built-in source names in the resolution order; any other name is a key
+// of registries.
+const (
+	SourceProject = "project"
+	SourceGlobal  = "global"
+)
+
+// Registry is one OCI registry mur can pull from and publish to.
+type Registry struct {
+	// URL is the registry's base, such as https://ghcr.io or
+	// http://127.0.0.1:5000. http is only for loopback or when
+	// plain_http is set.
+	URL string `yaml:"url"`
+	// Namespace prefixes every repository: <namespace>/<scope>/<name>.
+	Namespace string `yaml:"namespace,omitempty"`
+	Username  string `yaml:"username,omitempty"`
+	Password  string `yaml:"password,omitempty"`
+	// Token is a bearer/identity token used instead of username/password.
+	Token     string `yaml:"token,omitempty"`
+	PlainHTTP bool   `yaml:"plain_http,omitempty"`
+}
+
+// File is one config file's content.
+type File struct {
+	// Resolution is the order sources are tried by mur install: project,
+	// global, and registry names.
+	Resolution []string            `yaml:"resolution,omitempty"`
+	Registries map[string]Registry `yaml:"registries,omitempty"`
+	// Publish is mur publish's default target: project, global or a
+	// registry name.
+	Publish     string            `yaml:"publish,omitempty"`
+	Credentials map[string]string `yaml:"credentials,omitempty"`
+}
+
+var (
+	credName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	regName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+)
+
+// Parse decodes and validates a config file. name is used in messages.
+func Parse(name string, b []byte) (*File, error) {
+	f := &File{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)
+	}
+	if err := f.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return f, nil
+}
+
+func (f *File) validate() error {
+	for n, r := range f.Registries {
+		if !regName.MatchString(n) || n == SourceProject || n == SourceGlobal {
+			return fmt.Errorf("%w: registries.%s: a registry name is lowercase letters, digits and '-', and not 'project' or 'global'", ErrConfig, n)
+		}
+		if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") {
+			return fmt.Errorf("%w: registries.%s.url %q must start with https:// or http://", ErrConfig, n, r.URL)
+		}
+	}
+	seen := map[string]bool{}
+	for i, s := range f.Resolution {
+		if seen[s] {
+			return fmt.Errorf("%w: resolution[%d]: %q is listed twice", ErrConfig, i, s)
+		}
+		seen[s] = true
+	}
+	for n := range f.Credentials {
+		if !credName.MatchString(n) {
+			return fmt.Errorf("%w: credentials.%s: a credential name is UPPER_SNAKE_CASE", ErrConfig, n)
+		}
+	}
+	return nil
+}
+
+// Load reads the config at path; a missing file is an empty config.
+func Load(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, b)
+}
+
+// MurmurDir is ~/.murmur.
+func MurmurDir() (string, error) {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find ~/.murmur: %w", err)
+	}
+	return filepath.Join(h, ".murmur"), nil
+}
+
+// GlobalPath is ~/.murmur/config.yaml.
+func GlobalPath() (string, error) {
+	d, err := MurmurDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, FileName), nil
+}
+
+// ProjectPath is the project config beside the murmur.yaml in dir.
+func ProjectPath(dir string) string { return filepath.Join(dir, ".murmur", FileName) }
+
+// Effective is the global config overlaid by the project's: a key the
+// project file sets wins. Credentials come only from the global file (a
+// project file may be committed, so it never holds keys).
+type Effective struct {
+	File
+	// ProjectDir is the directory of the capsule's murmur.yaml, where the
+	// project store lives.
+	ProjectDir string
+}
+
+// LoadEffective loads ~/.murmur/config.yaml and projectDir's config.
+func LoadEffective(projectDir string) (*Effective, error) {
+	gp, err := GlobalPath()
+	if err != nil {
+		return nil, err
+	}
+	g, err := Load(gp)
+	if err != nil {
+		return nil, err
+	}
+	e := &Effective{File: *g, ProjectDir: projectDir}
+	if projectDir == "" {
+		return e, e.check()
+	}
+	p, err := Load(ProjectPath(projectDir))
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Credentials) > 0 {
+		return nil, fmt.Errorf("%w: %s: credentials belong in ~/.murmur/config.yaml only (set them with `mur config set -g`)", ErrConfig, ProjectPath(projectDir))
+	}
+	if p.Resolution != nil {
+		e.Resolution = p.Resolution
+	}
+	if p.Publish != "" {
+		e.Publish = p.Publish
+	}
+	if len(p.Registries) > 0 {
+		regs := map[string]Registry{}
+		for k, v := range g.Registries {
+			regs[k] = v
+		}
+		for k, v := range p.Registries {
+			regs[k] = v
+		}
+		e.Registries = regs
+	}
+	return e, e.check()
+}
+
+// check refuses a resolution or publish name that names nothing.
+func (e *Effective) check() error {
+	for i, s := range e.Resolution {
+		if s != SourceProject && s != SourceGlobal {
+			if _, ok := e.Registries[s]; !ok {
+				return fmt.Errorf("%w: resolution[%d]: %q is neither project, global nor a registry under registries:", ErrConfig, i, s)
+			}
+		}
+	}
+	if p := e.Publish; p != "" && p != SourceProject && p != SourceGlobal {
+		if _, ok := e.Registries[p]; !ok {
+			return fmt.Errorf("%w: publish: %q is neither project, global nor a registry under registries:", ErrConfig, p)
+		}
+	}
+	return nil
+}
+
+// Order is the resolution order in effect: as configured, else project,
+// global, then every registry by name.
+func (e *Effective) Order() []string {
+	if len(e.Resolution) > 0 {
+		return e.Resolution
+	}
+	out := []string{SourceProject, SourceGlobal}
+	names := make([]string, 0, len(e.Registries))
+	for n := range e.Registries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return append(out, names...)
+}
+
+// PublishTarget is where mur publish writes by default: as configured,
+// else the global store.
+func (e *Effective) PublishTarget() string {
+	if e.Publish != "" {
+		return e.Publish
+	}
+	return SourceGlobal
+}
+
+// Get returns the value at a dotted key (resolution, publish,
+// registries.<name>.<field>, credentials.<NAME>) from the file at path,
+// rendered as the user would type it to set it.
+func Get(path, key string) (string, bool, error) {
+	root, err := loadNode(path)
+	if err != nil {
+		return "", false, err
+	}
+	if err := checkKey(key); err != nil {
+		return "", false, err
+	}
+	n := lookup(root, strings.Split(key, "."))
+	if n == nil {
+		return "", false, nil
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Value, true, nil
+	case yaml.SequenceNode:
+		parts := make([]string, len(n.Content))
+		for i, c := range n.Content {
+			parts[i] = c.Value
+		}
+		return strings.Join(parts, ","), true, nil
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return "", false, fmt.Errorf("render %s: %w", key, err)
+	}
+	return strings.TrimRight(string(b), "\n"), true, nil
+}
+
+// Set writes value at a dotted key in the file at path, keeping every other
+// key and comment, validating the result before it replaces the file
+// atomically (mode 0600: the file may hold keys). resolution takes a
+// comma-separated list. An empty value removes the key.
+func Set(path, key, value string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	root, err := loadNode(path)
+	if err != nil {
+		return err
+	}
+	parts := strings.Split(key, ".")
+	var val *yaml.Node
+	switch {
+	case value == "":
+	case key == "resolution":
+		val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, s := range strings.Split(value, ",") {
+			val.Content = append(val.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: strings.TrimSpace(s)})
+		}
+	case strings.HasSuffix(key, ".plain_http"):
+		if _, err := strconv.ParseBool(value); err != nil {
+			return fmt.Errorf("%w: %s takes true or false, not %q", ErrConfig, key, value)
+		}
+		val = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: value}
+	default:
+		val = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}
+	}
+	setNode(root, parts, val)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	enc.Close()
+	if _, err := Parse(path, buf.Bytes()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	return writeAtomic(path, buf.Bytes())
+}
+
+var registryFields = map[string]bool{"url": true, "namespace": true, "username": true, "password": true, "token": true, "plain_http": true}
+
+// checkKey accepts only keys the file defines, so a typo is refused rather
+// than written and ignored.
+func checkKey(key string) error {
+	p := strings.Split(key, ".")
+	switch {
+	case key == "resolution" || key == "publish":
+		return nil
+	case p[0] == "credentials" && len(p) == 2 && credName.MatchString(p[1]):
+		return nil
+	case p[0] == "registries" && len(p) == 3 && regName.MatchString(p[1]) && registryFields[p[2]]:
+		return nil
+	}
+	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http} and credentials.<NAME>", ErrConfig, key)
+}
+
+func loadNode(path string) (*yaml.Node, error) {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if _, err := Parse(path, b); err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return &yaml.Node{Kind: yaml.MappingNode}, nil
+	}
+	return doc.Content[0], nil
+}
+
+func lookup(n *yaml.Node, parts []string) *yaml.Node {
+	for _, p := range parts {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == p {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return n
+}
+
+// setNode sets (val != nil) or deletes (val == nil) the key at parts,
+// creating intermediate mappings as needed.
+func setNode(n *yaml.Node, parts []string, val *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != parts[0] {
+			continue
+		}
+		if len(parts) == 1 {
+			if val == nil {
+				n.Content = append(n.Content[:i], n.Content[i+2:]...)
+			} else {
+				n.Content[i+1] = val
+			}
+			return
+		}
+		if n.Content[i+1].Kind != yaml.MappingNode {
+			n.Content[i+1] = &yaml.Node{Kind: yaml.MappingNode}
+		}
+		setNode(n.Content[i+1], parts[1:], val)
+		return
+	}
+	if val == nil {
+		return
+	}
+	k := &yaml.Node{Kind: yaml.ScalarNode, Value: parts[0]}
+	if len(parts) == 1 {
+		n.Content = append(n.Content, k, val)
+		return
+	}
+	child := &yaml.Node{Kind: yaml.MappingNode}
+	n.Content = append(n.Content, k, child)
+	setNode(child, parts[1:], val)
+}
+
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+FileName+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write config: %w", err)
+	}
+	return nil
+}
