@@ -1,0 +1,226 @@
+// Package session mints session ids and lays out a session's directories:
+// the records directory under ~/.murmur/records, the work folder, and the
+// runtime directory, and finds the launch's own task.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Prefix starts every session id.
+const Prefix = "ses_"
+
+// crockford is the lower-case Crockford base32 alphabet: no i, l, o or u,
+// so an id read aloud or retyped is unambiguous.
+const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// ErrBadID means a string is not a ses_ id.
+var ErrBadID = errors.New("not a session id")
+
+// NewID mints a ses_ id: a uuid v7 written as 26 lower-case Crockford
+// base32 characters, so ids sort by creation time as strings and the
+// millisecond they were minted can be read back by retention.
+func NewID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("mint session id: %w", err)
+	}
+	return Prefix + encode(u), nil
+}
+
+// encode writes 128 bits as 26 base32 digits, most significant first; the
+// first digit carries only the top 3 bits (130 bits of digits, 2 always 0).
+func encode(u uuid.UUID) string {
+	var out [26]byte
+	// Big-endian 128-bit value as two halves.
+	var hi, lo uint64
+	for i := 0; i < 8; i++ {
+		hi = hi<<8 | uint64(u[i])
+		lo = lo<<8 | uint64(u[8+i])
+	}
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// ParseID returns the uuid inside a ses_ id.
+func ParseID(id string) (uuid.UUID, error) {
+	s, ok := strings.CutPrefix(id, Prefix)
+	if !ok || len(s) != 26 {
+		return uuid.UUID{}, fmt.Errorf("%w: %q", ErrBadID, id)
+	}
+	var hi, lo uint64
+	for i := 0; i < 26; i++ {
+		d := strings.IndexByte(crockford, s[i])
+		if d < 0 || (i == 0 && d > 7) {
+			return uuid.UUID{}, fmt.Errorf("%w: %q", ErrBadID, id)
+		}
+		hi = hi<<5 | lo>>59
+		lo = lo<<5 | uint64(d)
+	}
+	var u uuid.UUID
+	for i := 7; i >= 0; i-- {
+		u[i] = byte(hi)
+		u[8+i] = byte(lo)
+		hi >>= 8
+		lo >>= 8
+	}
+	if u.Version() != 7 {
+		return uuid.UUID{}, fmt.Errorf("%w: %q is not a uuid v7", ErrBadID, id)
+	}
+	return u, nil
+}
+
+// IDTime returns the millisecond a ses_ id was minted, from its uuid v7.
+func IDTime(id string) (time.Time, error) {
+	u, err := ParseID(id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	sec, nsec := u.Time().UnixTime()
+	return time.Unix(sec, nsec).UTC(), nil
+}
+
+// Dirs are one session's directories.
+type Dirs struct {
+	ID string
+	// Records is ~/.murmur/records/<manifest dir>/<id>: trace.jsonl,
+	// blobs/, out/, home/, tmp/, logs/ and runtime/.
+	Records string
+	// Workdir is the work folder: --workdir, or
+	// <manifest-dir>/workdir/<id>.
+	Workdir string
+	// OwnWorkdir is true when the runtime created Workdir (no --workdir);
+	// only such a folder is ever removed by retention.
+	OwnWorkdir bool
+}
+
+// Trace is the records directory's trace.jsonl.
+func (d Dirs) Trace() string { return filepath.Join(d.Records, "trace.jsonl") }
+
+// Blobs is where trace.capture: content writes bodies.
+func (d Dirs) Blobs() string { return filepath.Join(d.Records, "blobs") }
+
+// Out holds result.txt and other outputs.
+func (d Dirs) Out() string { return filepath.Join(d.Records, "out") }
+
+// Result is out/result.txt.
+func (d Dirs) Result() string { return filepath.Join(d.Records, "out", "result.txt") }
+
+// Home is the session's HOME, never the host user's.
+func (d Dirs) Home() string { return filepath.Join(d.Records, "home") }
+
+// Tmp is the session's temporary directory.
+func (d Dirs) Tmp() string { return filepath.Join(d.Records, "tmp") }
+
+// Logs holds hook and shell logs.
+func (d Dirs) Logs() string { return filepath.Join(d.Records, "logs") }
+
+// Runtime is the session's runtime directory (MURMUR_RUNTIME_DIR):
+// MURMUR.md and tools/<name>/. It lives in the records directory so that
+// retention removes it with the session and a --workdir stays untouched.
+func (d Dirs) Runtime() string { return filepath.Join(d.Records, "runtime") }
+
+// RecordsGroup is the directory holding every session of the project whose
+// manifest lives in manifestDir: ~/.murmur/records followed by the
+// manifest directory's absolute path, as in
+// /home/dev/.murmur/records/home/dev/proj/ses_….
+func RecordsGroup(murmurHome, manifestDir string) (string, error) {
+	abs, err := filepath.Abs(manifestDir)
+	if err != nil {
+		return "", fmt.Errorf("records group: %w", err)
+	}
+	rel := strings.TrimPrefix(filepath.ToSlash(abs), "/")
+	// A Windows volume name has no place in a path; keep its letter.
+	rel = strings.ReplaceAll(rel, ":", "")
+	return filepath.Join(murmurHome, "records", filepath.FromSlash(rel)), nil
+}
+
+// Layout says where a session's directories go.
+type Layout struct {
+	// MurmurHome is ~/.murmur.
+	MurmurHome string
+	// ManifestDir is the directory holding the capsule's murmur.yaml.
+	ManifestDir string
+	// Workdir is --workdir; empty means <manifest-dir>/workdir/<id>.
+	Workdir string
+}
+
+// Create mints an id and creates every directory of the session. A
+// --workdir that does not exist is created; one that is a file is refused.
+func Create(l Layout) (Dirs, error) {
+	id, err := NewID()
+	if err != nil {
+		return Dirs{}, err
+	}
+	return CreateWithID(l, id)
+}
+
+// CreateWithID is Create with a given id (a resumed or test session).
+func CreateWithID(l Layout, id string) (Dirs, error) {
+	group, err := RecordsGroup(l.MurmurHome, l.ManifestDir)
+	if err != nil {
+		return Dirs{}, err
+	}
+	d := Dirs{ID: id, Records: filepath.Join(group, id)}
+	if l.Workdir != "" {
+		d.Workdir, err = filepath.Abs(l.Workdir)
+		if err != nil {
+			return Dirs{}, fmt.Errorf("workdir: %w", err)
+		}
+	} else {
+		md, err := filepath.Abs(l.ManifestDir)
+		if err != nil {
+			return Dirs{}, fmt.Errorf("workdir: %w", err)
+		}
+		d.Workdir = filepath.Join(md, "workdir", id)
+		d.OwnWorkdir = true
+	}
+	for _, dir := range []string{d.Records, d.Blobs(), d.Out(), d.Home(), d.Tmp(), d.Logs(), d.Runtime(), d.Workdir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return Dirs{}, fmt.Errorf("create session directory: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// TaskSource says where the launch's task came from.
+type TaskSource string
+
+const (
+	TaskFlag   TaskSource = "flag"      // mur run --task
+	TaskMD     TaskSource = "task.md"   // task.md in the work folder
+	TaskInput  TaskSource = "input.txt" // input.txt in the work folder
+	TaskAbsent TaskSource = ""          // none: the session waits for A2A
+)
+
+// LaunchTask finds the launch's own task: --task, else task.md, else
+// input.txt in the work folder. A file that exists but cannot be read is
+// an error rather than "no task", so a permissions slip is not silently an
+// idle session.
+func LaunchTask(flag, workdir string) (string, TaskSource, error) {
+	if flag != "" {
+		return flag, TaskFlag, nil
+	}
+	for _, src := range []TaskSource{TaskMD, TaskInput} {
+		b, err := os.ReadFile(filepath.Join(workdir, string(src)))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", TaskAbsent, fmt.Errorf("read the launch task %s: %w", src, err)
+		}
+		return string(b), src, nil
+	}
+	return "", TaskAbsent, nil
+}
