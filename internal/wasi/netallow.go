@@ -120,7 +120,7 @@ func ParseAllowEntry(entry string) (AllowRule, error) {
 		return bad("a host entry is a name or address, optionally with :port")
 	}
 	// A bare IPv6 literal has colons but no port.
-	if ip, err := netip.ParseAddr(e); err == nil {
+	if ip, err := netip.ParseAddr(trimBrackets(e)); err == nil && ip.Zone() == "" {
 		return AllowRule{Host: canonIP(ip).String(), ip: canonIP(ip)}, nil
 	}
 	host, port := e, 0

@@ -1,6 +1,7 @@
 package wasi
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -46,19 +47,21 @@ type Policy struct {
 	Network *Allow
 	// HTTPHook, when set, sees every outgoing wasi:http request before the
 	// allow-list (the credential gateway readdresses http://127.0.0.1:9 and
-	// attaches keys here).
+	// attaches keys here; tracing adds traceparent).
 	HTTPHook HTTPHook
-	// HTTPTransport sends wasi:http requests; nil means a transport built
-	// from net/http's defaults (HTTP/1.1 and HTTP/2, system roots) whose
-	// dialer re-checks every address against Network.
-	HTTPTransport http.RoundTripper
+	// TLSRoots replaces the system roots for wasi:http's own transport
+	// (tests with a private CA); nil uses the system trust store.
+	TLSRoots *x509.CertPool
 }
 
 // HTTPHook sees an outgoing request before it is checked and sent. It
-// returns the request to send and whether the hook itself is the grant for it
-// (a credential gateway request, which the allow-list does not govern). An
-// error refuses the request with HTTP-request-denied.
-type HTTPHook func(*http.Request) (req *http.Request, granted bool, err error)
+// returns the request to send and, when it takes the request over, the
+// RoundTripper that sends it; that RoundTripper is then the request's grant
+// (the credential gateway) and network.allow is not consulted. With a nil
+// RoundTripper the request is checked against network.allow and sent by the
+// host's own transport. An error refuses the request with
+// HTTP-request-denied.
+type HTTPHook func(*http.Request) (*http.Request, http.RoundTripper, error)
 
 // cleanRel checks that p is relative and stays under its base, and returns
 // it cleaned with "/" separators ("." for the base itself).
