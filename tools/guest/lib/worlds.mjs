@@ -1,0 +1,33 @@
+// The world each artifact role is built against. A guest is embedded with a
+// generated world that includes its role's murmur world plus the imports
+// the host links for that role whether or not they are granted (wasi:http
+// for every role, task-io and conversation for hooks). wit-component keeps
+// only the imports the code actually calls, so a component names exactly
+// the interfaces it uses.
+import { WASI_VERSION } from './wit.mjs';
+
+const http = `import wasi:http/outgoing-handler@${WASI_VERSION};`;
+
+export const ROLES = {
+  tool: ['murmur:runtime-guest/tool@0.1.0', http],
+  driver: ['murmur:runtime-guest/driver@0.1.0', http],
+  capsule: ['murmur:runtime-guest/capsule@0.1.0', http],
+  hook: [
+    'murmur:runtime/hook@0.2.0',
+    http,
+    'import murmur:task-io/read@0.1.0;',
+    'import murmur:conversation/read@0.1.0;',
+  ],
+  'process-driver': ['murmur:driver/process-driver@0.1.0'],
+};
+
+export const ROOT_PACKAGE = 'murmur-build:guest';
+export const ROOT_WORLD = 'guest';
+
+// rootWorld renders the generated world for role.
+export function rootWorld(role) {
+  const parts = ROLES[role];
+  if (!parts) throw new Error(`unknown role "${role}": want one of ${Object.keys(ROLES).join(', ')}`);
+  const [base, ...extra] = parts;
+  return `world ${ROOT_WORLD} {\n  include ${base};\n  ${extra.join('\n  ')}\n}\n`;
+}

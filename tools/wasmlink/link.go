@@ -1,0 +1,491 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ArenaMagic opens the static arena the Go guest SDK reserves
+// (sdk/go/internal/abi). The post-link step finds the arena by this marker
+// in the module's data segments; it must appear exactly once.
+var ArenaMagic = []byte{'m', 'u', 'r', '-', 'a', 'r', 'e', 'n', 'a', '-', 'v', '1', 0xfe, 0xed, 0xfa, 0xce}
+
+// Arena header layout, offsets from the arena's base. The SDK writes the
+// size and 0xff filler; the post-link step writes next and mark.
+const (
+	hdrSize   = 16 // u32: the arena's total size, header included
+	hdrNext   = 20 // u32: the bump allocator's next free address
+	hdrMark   = 24 // u32: where a reset returns next to (owned by the SDK)
+	hdrLength = 32
+)
+
+// Sentinel errors for the kinds of input Link refuses.
+var (
+	ErrNotModule     = errors.New("not a core wasm module")
+	ErrNoArena       = errors.New("no murmur arena marker in the data segments")
+	ErrManyArenas    = errors.New("more than one murmur arena marker")
+	ErrHasRealloc    = errors.New("module already exports cabi_realloc")
+	ErrMalformed     = errors.New("malformed module")
+	ErrArenaTooSmall = errors.New("arena smaller than its header")
+)
+
+const (
+	secType     = 1
+	secImport   = 2
+	secFunction = 3
+	secExport   = 7
+	secCode     = 10
+	secData     = 11
+)
+
+type section struct {
+	id   byte
+	body []byte
+}
+
+// Link returns module with a `cabi_realloc` export added: a bump allocator
+// over the SDK's static arena, written in plain wasm so it never re-enters
+// the Go runtime. The WASI preview1 adapter allocates its state and stack
+// through it, and the canonical ABI lowers strings and lists into it; the Go
+// heap is never grown by anyone but Go.
+func Link(module []byte) ([]byte, error) {
+	if len(module) < 8 || !bytes.Equal(module[:4], []byte("\x00asm")) || binary.LittleEndian.Uint32(module[4:8]) != 1 {
+		return nil, ErrNotModule
+	}
+	secs, err := splitSections(module[8:])
+	if err != nil {
+		return nil, err
+	}
+	find := func(id byte) *section {
+		for i := range secs {
+			if secs[i].id == id {
+				return &secs[i]
+			}
+		}
+		return nil
+	}
+	for _, id := range []byte{secType, secFunction, secExport, secCode, secData} {
+		if find(id) == nil {
+			return nil, fmt.Errorf("%w: no section %d", ErrMalformed, id)
+		}
+	}
+
+	base, size, err := patchArena(find(secData))
+	if err != nil {
+		return nil, err
+	}
+	typeIdx, err := ensureReallocType(find(secType))
+	if err != nil {
+		return nil, err
+	}
+	imported := uint32(0)
+	if imp := find(secImport); imp != nil {
+		if imported, err = countFuncImports(imp.body); err != nil {
+			return nil, err
+		}
+	}
+	defined, err := appendVec(find(secFunction), uleb(uint64(typeIdx)))
+	if err != nil {
+		return nil, err
+	}
+	funcIdx := imported + defined
+	if err := addExport(find(secExport), "cabi_realloc", funcIdx); err != nil {
+		return nil, err
+	}
+	body := reallocBody(base+hdrNext, base+size)
+	if _, err := appendVec(find(secCode), append(uleb(uint64(len(body))), body...)); err != nil {
+		return nil, err
+	}
+
+	out := append([]byte(nil), module[:8]...)
+	for _, s := range secs {
+		out = append(out, s.id)
+		out = append(out, uleb(uint64(len(s.body)))...)
+		out = append(out, s.body...)
+	}
+	return out, nil
+}
+
+func splitSections(b []byte) ([]section, error) {
+	var secs []section
+	for len(b) > 0 {
+		id := b[0]
+		n, k, err := readULEB(b[1:])
+		if err != nil {
+			return nil, err
+		}
+		start := 1 + k
+		if uint64(len(b)-start) < n {
+			return nil, fmt.Errorf("%w: section %d overruns the module", ErrMalformed, id)
+		}
+		secs = append(secs, section{id: id, body: append([]byte(nil), b[start:start+int(n)]...)})
+		b = b[start+int(n):]
+	}
+	return secs, nil
+}
+
+// patchArena finds the marker in an active data segment, reads the arena
+// size the SDK wrote, and sets next and mark to the first byte past the
+// header. It returns the arena's base address and size.
+func patchArena(data *section) (base, size uint32, err error) {
+	b := data.body
+	count, k, err := readULEB(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	pos := k
+	found := 0
+	for i := uint64(0); i < count; i++ {
+		flags, k, err := readULEB(b[pos:])
+		if err != nil {
+			return 0, 0, err
+		}
+		pos += k
+		var offset uint32
+		active := false
+		switch flags {
+		case 0, 2:
+			if flags == 2 {
+				if _, k, err = readULEB(b[pos:]); err != nil {
+					return 0, 0, err
+				}
+				pos += k
+			}
+			if pos >= len(b) || b[pos] != 0x41 {
+				return 0, 0, fmt.Errorf("%w: data segment %d offset is not i32.const", ErrMalformed, i)
+			}
+			v, k, err := readSLEB32(b[pos+1:])
+			if err != nil {
+				return 0, 0, err
+			}
+			pos += 1 + k
+			if pos >= len(b) || b[pos] != 0x0b {
+				return 0, 0, fmt.Errorf("%w: data segment %d offset expression", ErrMalformed, i)
+			}
+			pos++
+			offset, active = uint32(v), true
+		case 1:
+		default:
+			return 0, 0, fmt.Errorf("%w: data segment %d flags %d", ErrMalformed, i, flags)
+		}
+		n, k, err := readULEB(b[pos:])
+		if err != nil {
+			return 0, 0, err
+		}
+		pos += k
+		if uint64(len(b)-pos) < n {
+			return 0, 0, fmt.Errorf("%w: data segment %d overruns its section", ErrMalformed, i)
+		}
+		content := b[pos : pos+int(n)]
+		for from := 0; ; {
+			j := bytes.Index(content[from:], ArenaMagic)
+			if j < 0 {
+				break
+			}
+			at := from + j
+			from = at + 1
+			if !active {
+				continue
+			}
+			found++
+			if found > 1 {
+				return 0, 0, ErrManyArenas
+			}
+			if at+hdrLength > len(content) {
+				return 0, 0, fmt.Errorf("%w: arena header split across data segments", ErrMalformed)
+			}
+			base = offset + uint32(at)
+			size = binary.LittleEndian.Uint32(content[at+hdrSize:])
+			if size < hdrLength+8 {
+				return 0, 0, ErrArenaTooSmall
+			}
+			start := base + hdrLength
+			binary.LittleEndian.PutUint32(content[at+hdrNext:], start)
+			binary.LittleEndian.PutUint32(content[at+hdrMark:], start)
+		}
+		pos += int(n)
+	}
+	if found == 0 {
+		return 0, 0, ErrNoArena
+	}
+	return base, size, nil
+}
+
+var reallocSig = []byte{0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f}
+
+// ensureReallocType returns the index of the (i32 i32 i32 i32) -> i32
+// function type, appending it when the module has none.
+func ensureReallocType(types *section) (uint32, error) {
+	b := types.body
+	count, k, err := readULEB(b)
+	if err != nil {
+		return 0, err
+	}
+	pos := k
+	for i := uint64(0); i < count; i++ {
+		start := pos
+		if pos >= len(b) || b[pos] != 0x60 {
+			return 0, fmt.Errorf("%w: type %d is not a function type", ErrMalformed, i)
+		}
+		pos++
+		for j := 0; j < 2; j++ {
+			n, k, err := readULEB(b[pos:])
+			if err != nil {
+				return 0, err
+			}
+			pos += k + int(n)
+			if pos > len(b) {
+				return 0, fmt.Errorf("%w: type %d overruns its section", ErrMalformed, i)
+			}
+		}
+		if bytes.Equal(b[start:pos], reallocSig) {
+			return uint32(i), nil
+		}
+	}
+	n, err := appendVec(types, reallocSig)
+	return n, err
+}
+
+func countFuncImports(b []byte) (uint32, error) {
+	count, k, err := readULEB(b)
+	if err != nil {
+		return 0, err
+	}
+	pos := k
+	funcs := uint32(0)
+	for i := uint64(0); i < count; i++ {
+		for j := 0; j < 2; j++ { // module and field names
+			n, k, err := readULEB(b[pos:])
+			if err != nil {
+				return 0, err
+			}
+			pos += k + int(n)
+		}
+		if pos >= len(b) {
+			return 0, fmt.Errorf("%w: import %d overruns its section", ErrMalformed, i)
+		}
+		kind := b[pos]
+		pos++
+		switch kind {
+		case 0x00: // func: type index
+			_, k, err := readULEB(b[pos:])
+			if err != nil {
+				return 0, err
+			}
+			pos += k
+			funcs++
+		case 0x01: // table: reftype + limits
+			pos++
+			if pos, err = skipLimits(b, pos); err != nil {
+				return 0, err
+			}
+		case 0x02: // memory: limits
+			if pos, err = skipLimits(b, pos); err != nil {
+				return 0, err
+			}
+		case 0x03: // global: valtype + mutability
+			pos += 2
+		default:
+			return 0, fmt.Errorf("%w: import %d kind %d", ErrMalformed, i, kind)
+		}
+	}
+	return funcs, nil
+}
+
+func skipLimits(b []byte, pos int) (int, error) {
+	if pos >= len(b) {
+		return 0, fmt.Errorf("%w: limits overrun", ErrMalformed)
+	}
+	flags := b[pos]
+	pos++
+	n := 1
+	if flags&1 != 0 {
+		n = 2
+	}
+	for i := 0; i < n; i++ {
+		_, k, err := readULEB(b[pos:])
+		if err != nil {
+			return 0, err
+		}
+		pos += k
+	}
+	return pos, nil
+}
+
+// appendVec adds one already-encoded element to a section that is a single
+// vector, and returns the index the element got.
+func appendVec(s *section, elem []byte) (uint32, error) {
+	count, k, err := readULEB(s.body)
+	if err != nil {
+		return 0, err
+	}
+	body := append(uleb(count+1), s.body[k:]...)
+	s.body = append(body, elem...)
+	return uint32(count), nil
+}
+
+func addExport(exports *section, name string, funcIdx uint32) error {
+	b := exports.body
+	count, k, err := readULEB(b)
+	if err != nil {
+		return err
+	}
+	pos := k
+	for i := uint64(0); i < count; i++ {
+		n, k, err := readULEB(b[pos:])
+		if err != nil {
+			return err
+		}
+		pos += k
+		if uint64(len(b)-pos) < n+1 {
+			return fmt.Errorf("%w: export %d overruns its section", ErrMalformed, i)
+		}
+		if string(b[pos:pos+int(n)]) == name {
+			return ErrHasRealloc
+		}
+		pos += int(n) + 1
+		if _, k, err = readULEB(b[pos:]); err != nil {
+			return err
+		}
+		pos += k
+	}
+	elem := append(uleb(uint64(len(name))), name...)
+	elem = append(elem, 0x00)
+	elem = append(elem, uleb(uint64(funcIdx))...)
+	_, err = appendVec(exports, elem)
+	return err
+}
+
+// reallocBody encodes cabi_realloc(old_ptr, old_len, align, new_len):
+// align the next free address, trap when the arena cannot hold new_len
+// bytes, bump, and copy min(old_len, new_len) bytes when reallocating.
+// Nothing is ever freed here: the SDK resets next to mark once a call's
+// arguments are copied into Go memory.
+func reallocBody(nextAddr, end uint32) []byte {
+	const (
+		oldPtr, oldLen, align, newLen = 0, 1, 2, 3
+		p, i, n                       = 4, 5, 6
+	)
+	var c []byte
+	op := func(b ...byte) { c = append(c, b...) }
+	get := func(l byte) { op(0x20, l) }
+	set := func(l byte) { op(0x21, l) }
+	i32 := func(v uint32) { op(0x41); op(sleb(int64(int32(v)))...) }
+
+	op(1, 3, 0x7f) // locals: 3 × i32
+
+	// p = (load(next) + align - 1) & -align
+	i32(nextAddr)
+	op(0x28, 2, 0) // i32.load align=4 offset=0
+	get(align)
+	op(0x6a)
+	i32(1)
+	op(0x6b)
+	i32(0)
+	get(align)
+	op(0x6b)
+	op(0x71)
+	set(p)
+	// trap when p > end or new_len > end - p
+	get(p)
+	i32(end)
+	op(0x4b, 0x04, 0x40, 0x00, 0x0b) // i32.gt_u; if; unreachable; end
+	get(newLen)
+	i32(end)
+	get(p)
+	op(0x6b)
+	op(0x4b, 0x04, 0x40, 0x00, 0x0b)
+	// next = p + new_len
+	i32(nextAddr)
+	get(p)
+	get(newLen)
+	op(0x6a)
+	op(0x36, 2, 0) // i32.store align=4 offset=0
+	// copy the old bytes when reallocating
+	get(oldPtr)
+	op(0x04, 0x40) // if
+	get(oldLen)
+	get(newLen)
+	get(oldLen)
+	get(newLen)
+	op(0x49) // i32.lt_u
+	op(0x1b) // select: min(old_len, new_len)
+	set(n)
+	i32(0)
+	set(i)
+	op(0x02, 0x40) // block
+	op(0x03, 0x40) // loop
+	get(i)
+	get(n)
+	op(0x4f, 0x0d, 1) // i32.ge_u; br_if 1
+	get(p)
+	get(i)
+	op(0x6a)
+	get(oldPtr)
+	get(i)
+	op(0x6a)
+	op(0x2d, 0, 0) // i32.load8_u
+	op(0x3a, 0, 0) // i32.store8
+	get(i)
+	i32(1)
+	op(0x6a)
+	set(i)
+	op(0x0c, 0)    // br 0
+	op(0x0b, 0x0b) // end loop; end block
+	op(0x0b)       // end if
+	get(p)
+	op(0x0b) // end func
+	return c
+}
+
+func uleb(v uint64) []byte {
+	var out []byte
+	for {
+		b := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			out = append(out, b|0x80)
+			continue
+		}
+		return append(out, b)
+	}
+}
+
+func sleb(v int64) []byte {
+	var out []byte
+	for {
+		b := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && b&0x40 == 0) || (v == -1 && b&0x40 != 0) {
+			return append(out, b)
+		}
+		out = append(out, b|0x80)
+	}
+}
+
+func readULEB(b []byte) (uint64, int, error) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i]&0x80 == 0 {
+			return v, i + 1, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%w: bad LEB128", ErrMalformed)
+}
+
+func readSLEB32(b []byte) (int32, int, error) {
+	var v int64
+	for i := 0; i < len(b) && i < 5; i++ {
+		v |= int64(b[i]&0x7f) << (7 * i)
+		if b[i]&0x80 == 0 {
+			if shift := 7 * (i + 1); shift < 64 && b[i]&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return int32(v), i + 1, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%w: bad LEB128", ErrMalformed)
+}
