@@ -1,0 +1,75 @@
+//go:build cgo
+
+package cm
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func newEngine(t testing.TB, cfg Config) *Engine {
+	t.Helper()
+	e, err := NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func fixture(t testing.TB, e *Engine, name string) *Component {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.CompileText(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newStore(t testing.TB, e *Engine, l Limits, data any) *Store {
+	t.Helper()
+	s, err := e.NewStore(l, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func addLinker(e *Engine) *Linker {
+	l := e.NewLinker()
+	l.Func([]string{"mur:test/host@0.1.0"}, "double", func(c *Caller, args []Val) (Val, error) {
+		return U32(args[0].U32() * 2), nil
+	})
+	return l
+}
+
+func TestAddThroughHost(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "add.wat")
+	s := newStore(t, e, Limits{}, nil)
+	l := addLinker(e)
+	defer l.Close()
+	inst, err := l.Instantiate(context.Background(), s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := inst.Func("add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Call(context.Background(), U32(3), U32(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind() != KindU32 || got.U32() != 14 {
+		t.Fatalf("add(3, 4) = %v, want 14", got)
+	}
+}

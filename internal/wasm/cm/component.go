@@ -1,0 +1,204 @@
+//go:build cgo
+
+package cm
+
+/*
+#include "capi.h"
+*/
+import "C"
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Component is a compiled component, ready to instantiate in any store of
+// its engine. It is safe for concurrent use.
+type Component struct {
+	ptr    *C.wasmtime_component_t
+	engine *Engine
+	digest [32]byte // sha256 of the component binary; zero when deserialized
+	// imports is read once: instantiation matches it against the linker.
+	importsOnce sync.Once
+	imports     []Import
+	close       sync.Once
+}
+
+// Import is one top-level import of a component: a function, or an
+// instance (interface) with the names it uses from it.
+type Import struct {
+	Name string
+	// Instance is true for an interface import such as wasi:io/streams@0.2.3.
+	Instance bool
+	// Funcs and Resources list what the component uses from an instance.
+	Funcs     []string
+	Resources []string
+}
+
+// Compile compiles a component binary, through the engine's compile cache
+// when it has one.
+func (e *Engine) Compile(wasm []byte) (*Component, error) {
+	digest := sha256.Sum256(wasm)
+	if e.cfg.CacheDir != "" {
+		return e.compileCached(wasm, digest)
+	}
+	return e.compile(wasm, digest)
+}
+
+func (e *Engine) compile(wasm []byte, digest [32]byte) (*Component, error) {
+	ep, err := e.cptr()
+	if err != nil {
+		return nil, err
+	}
+	if len(wasm) == 0 {
+		return nil, fmt.Errorf("%w: empty input", ErrCompile)
+	}
+	var out *C.wasmtime_component_t
+	cerr := C.wasmtime_component_new(ep, (*C.uint8_t)(unsafe.Pointer(&wasm[0])), C.size_t(len(wasm)), &out)
+	runtime.KeepAlive(wasm)
+	runtime.KeepAlive(e)
+	if cerr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCompile, takeError(cerr))
+	}
+	return e.wrap(out, digest), nil
+}
+
+// CompileText compiles a component written in component text (the WAT
+// form of the component model); used for fixtures.
+func (e *Engine) CompileText(text string) (*Component, error) {
+	wasm, err := Wat2Wasm(text)
+	if err != nil {
+		return nil, err
+	}
+	return e.Compile(wasm)
+}
+
+// Wat2Wasm converts core or component text to its binary form.
+func Wat2Wasm(text string) ([]byte, error) {
+	var out C.wasm_byte_vec_t
+	p, n := strPtr(text)
+	cerr := C.wasmtime_wat2wasm(p, n, &out)
+	runtime.KeepAlive(text)
+	if cerr != nil {
+		return nil, fmt.Errorf("%w: component text: %w", ErrCompile, takeError(cerr))
+	}
+	defer C.wasm_byte_vec_delete(&out)
+	return C.GoBytes(unsafe.Pointer(out.data), C.int(out.size)), nil
+}
+
+// Serialize returns the compiled form, loadable by Deserialize on an
+// engine with the same settings and wasmtime version.
+func (c *Component) Serialize() ([]byte, error) {
+	var out C.wasm_byte_vec_t
+	cerr := C.wasmtime_component_serialize(c.ptr, &out)
+	runtime.KeepAlive(c)
+	if cerr != nil {
+		return nil, fmt.Errorf("serialize component: %w", takeError(cerr))
+	}
+	defer C.wasm_byte_vec_delete(&out)
+	return C.GoBytes(unsafe.Pointer(out.data), C.int(out.size)), nil
+}
+
+// Deserialize loads a compiled form made by Serialize. Only trusted bytes
+// may be given: wasmtime runs the machine code inside as is.
+func (e *Engine) Deserialize(b []byte) (*Component, error) {
+	ep, err := e.cptr()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("deserialize component: empty input")
+	}
+	var out *C.wasmtime_component_t
+	cerr := C.wasmtime_component_deserialize(ep, (*C.uint8_t)(unsafe.Pointer(&b[0])), C.size_t(len(b)), &out)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(e)
+	if cerr != nil {
+		return nil, fmt.Errorf("deserialize component: %w", takeError(cerr))
+	}
+	return e.wrap(out, [32]byte{}), nil
+}
+
+// DeserializeFile loads a compiled form from a file by memory-mapping it.
+// Only trusted files may be given.
+func (e *Engine) DeserializeFile(path string) (*Component, error) {
+	ep, err := e.cptr()
+	if err != nil {
+		return nil, err
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var out *C.wasmtime_component_t
+	cerr := C.wasmtime_component_deserialize_file(ep, cpath, &out)
+	runtime.KeepAlive(e)
+	if cerr != nil {
+		return nil, fmt.Errorf("deserialize component %q: %w", path, takeError(cerr))
+	}
+	return e.wrap(out, [32]byte{}), nil
+}
+
+func (e *Engine) wrap(p *C.wasmtime_component_t, digest [32]byte) *Component {
+	c := &Component{ptr: p, engine: e, digest: digest}
+	runtime.SetFinalizer(c, (*Component).Close)
+	return c
+}
+
+// Close releases the component. Instances already made from it keep
+// working.
+func (c *Component) Close() error {
+	c.close.Do(func() {
+		C.wasmtime_component_delete(c.ptr)
+		runtime.SetFinalizer(c, nil)
+	})
+	return nil
+}
+
+// Imports lists the component's top-level imports.
+func (c *Component) Imports() []Import {
+	c.importsOnce.Do(func() { c.imports = c.readImports() })
+	return c.imports
+}
+
+func (c *Component) readImports() []Import {
+	ep := c.engine.ptr
+	ty := C.wasmtime_component_type(c.ptr)
+	defer C.wasmtime_component_type_delete(ty)
+	n := int(C.wasmtime_component_type_import_count(ty, ep))
+	out := make([]Import, 0, n)
+	for i := range n {
+		var name *C.char
+		var nameLen C.size_t
+		var item C.wasmtime_component_item_t
+		if !C.wasmtime_component_type_import_nth(ty, ep, C.size_t(i), &name, &nameLen, &item) {
+			continue
+		}
+		imp := Import{Name: C.GoStringN(name, C.int(nameLen))}
+		if item.kind == C.MUR_ITEM_COMPONENT_INSTANCE {
+			imp.Instance = true
+			it := *(**C.wasmtime_component_instance_type_t)(unsafe.Pointer(&item.of))
+			m := int(C.wasmtime_component_instance_type_export_count(it, ep))
+			for j := range m {
+				var en *C.char
+				var enLen C.size_t
+				var sub C.wasmtime_component_item_t
+				if !C.wasmtime_component_instance_type_export_nth(it, ep, C.size_t(j), &en, &enLen, &sub) {
+					continue
+				}
+				switch sub.kind {
+				case C.MUR_ITEM_COMPONENT_FUNC:
+					imp.Funcs = append(imp.Funcs, C.GoStringN(en, C.int(enLen)))
+				case C.MUR_ITEM_RESOURCE:
+					imp.Resources = append(imp.Resources, C.GoStringN(en, C.int(enLen)))
+				}
+				C.wasmtime_component_item_delete(&sub)
+			}
+		}
+		C.wasmtime_component_item_delete(&item)
+		out = append(out, imp)
+	}
+	runtime.KeepAlive(c)
+	return out
+}
