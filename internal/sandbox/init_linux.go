@@ -1,0 +1,263 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// envInit carries the init spec from Session.Prepare to Main in the child;
+// Main removes it before the target starts.
+const envInit = "MUR_SANDBOX_INIT"
+
+// initSpec is everything the re-executed init applies before execve.
+type initSpec struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Dir  string   `json:"dir,omitempty"`
+
+	// NetnsFD is the inherited descriptor of the session's network
+	// namespace, or -1.
+	NetnsFD int `json:"netns_fd"`
+	// CgroupProcs are cgroup v1 cgroup.procs files to join (v2 membership
+	// is set at clone time).
+	CgroupProcs []string `json:"cgroup_procs,omitempty"`
+	Rlimits     []rlimit `json:"rlimits,omitempty"`
+
+	// Mounts is set when the init runs in its own mount namespace.
+	Mounts *mountSpec `json:"mounts,omitempty"`
+
+	LandlockABI int            `json:"landlock_abi"`
+	Landlock    []landlockRule `json:"landlock,omitempty"`
+	Seccomp     bool           `json:"seccomp"`
+	UnixSockets bool           `json:"unix_sockets"`
+}
+
+type rlimit struct {
+	Resource int    `json:"resource"`
+	Cur      uint64 `json:"cur"`
+	Max      uint64 `json:"max"`
+}
+
+// bind is one bind mount: Src onto Dst (Dst is inside the composed root
+// when sealed, else Src itself).
+type bind struct {
+	Src    string `json:"src"`
+	RO     bool   `json:"ro,omitempty"`
+	NoExec bool   `json:"noexec,omitempty"`
+}
+
+type mountSpec struct {
+	// Root, when set, is an empty host directory the composed root is
+	// built on (sealed).
+	Root     string      `json:"root,omitempty"`
+	Binds    []bind      `json:"binds"`
+	Symlinks [][2]string `json:"symlinks,omitempty"` // {target, link}
+}
+
+// Main turns this process into the sandbox init when Session.Prepare started
+// it, and returns at once otherwise. Call it as the first statement of main
+// and of TestMain in any test binary that starts sandboxed commands. As the
+// init it never returns: it execs the target or exits 126 (127 when the
+// target does not exist).
+func Main() {
+	raw, ok := os.LookupEnv(envInit)
+	if !ok {
+		return
+	}
+	// Every per-thread attribute the target inherits (network namespace,
+	// Landlock domain, seccomp filter, capabilities) is set on this thread,
+	// which then calls execve.
+	runtime.LockOSThread()
+	os.Unsetenv(envInit)
+	var spec initSpec
+	err := json.Unmarshal([]byte(raw), &spec)
+	if err == nil {
+		err = runInit(&spec)
+	}
+	fmt.Fprintf(os.Stderr, "mur sandbox: %v\n", err)
+	if errors.Is(err, unix.ENOENT) {
+		os.Exit(127)
+	}
+	os.Exit(126)
+}
+
+func runInit(s *initSpec) error {
+	if s.NetnsFD >= 0 {
+		if err := unix.Setns(s.NetnsFD, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("join network namespace: %w", err)
+		}
+		unix.Close(s.NetnsFD)
+	}
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, p := range s.CgroupProcs {
+		if err := os.WriteFile(p, pid, 0); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
+		}
+	}
+	if s.Mounts != nil {
+		if err := applyMounts(s.Mounts); err != nil {
+			return err
+		}
+	}
+	if s.Dir != "" {
+		if err := unix.Chdir(s.Dir); err != nil {
+			return fmt.Errorf("chdir %q: %w", s.Dir, err)
+		}
+	}
+	for _, r := range s.Rlimits {
+		// syscall.Setrlimit, not unix: it also stops the runtime restoring
+		// its saved RLIMIT_NOFILE on exec.
+		if err := syscall.Setrlimit(r.Resource, &syscall.Rlimit{Cur: r.Cur, Max: r.Max}); err != nil {
+			return fmt.Errorf("setrlimit %d: %w", r.Resource, err)
+		}
+	}
+	if s.LandlockABI > 0 {
+		if err := landlockRestrict(s.LandlockABI, s.Landlock); err != nil {
+			return err
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if s.Seccomp {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("no_new_privs: %w", err)
+		}
+		if err := seccompInstall(s.UnixSockets); err != nil {
+			return err
+		}
+	}
+	if err := unix.Exec(s.Path, s.Args, os.Environ()); err != nil {
+		return fmt.Errorf("exec %q: %w", s.Path, err)
+	}
+	return nil
+}
+
+// dropCapabilities empties the bounding, ambient, effective, permitted and
+// inheritable sets, so even a root target runs without privilege.
+func dropCapabilities() error {
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			if err == unix.EPERM && os.Geteuid() != 0 {
+				break // an unprivileged mur has nothing to drop
+			}
+			return fmt.Errorf("drop capability %d: %w", c, err)
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}
+
+// applyMounts makes every mount change private to this namespace, then
+// binds each path (read-only, noexec) in place, or onto a composed root.
+func applyMounts(m *mountSpec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if m.Root != "" {
+		if err := unix.Mount("tmpfs", m.Root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
+			return fmt.Errorf("composed root: %w", err)
+		}
+		for _, l := range m.Symlinks {
+			dst := filepath.Join(m.Root, l[1])
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("composed root: %w", err)
+			}
+			if err := os.Symlink(l[0], dst); err != nil {
+				return fmt.Errorf("composed root: %w", err)
+			}
+		}
+	}
+	for _, b := range m.Binds {
+		dst := b.Src
+		if m.Root != "" {
+			dst = filepath.Join(m.Root, b.Src)
+			if err := mkTarget(b.Src, dst); err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue
+				}
+				return err
+			}
+		}
+		if err := unix.Mount(b.Src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if err == unix.ENOENT && m.Root == "" {
+				continue
+			}
+			return fmt.Errorf("bind %q: %w", b.Src, err)
+		}
+		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_NOSUID)
+		if b.RO {
+			flags |= unix.MS_RDONLY
+		}
+		if b.NoExec {
+			flags |= unix.MS_NOEXEC | unix.MS_NODEV
+		}
+		if err := unix.Mount("", dst, "", flags, ""); err != nil {
+			return fmt.Errorf("remount %q: %w", b.Src, err)
+		}
+	}
+	if m.Root == "" {
+		return nil
+	}
+	if err := unix.Chdir(m.Root); err != nil {
+		return fmt.Errorf("composed root: %w", err)
+	}
+	if err := os.Mkdir(".oldroot", 0o700); err != nil {
+		return fmt.Errorf("composed root: %w", err)
+	}
+	if err := unix.PivotRoot(".", ".oldroot"); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("composed root: %w", err)
+	}
+	if err := unix.Unmount("/.oldroot", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	if err := os.Remove("/.oldroot"); err != nil {
+		return fmt.Errorf("composed root: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("read-only root: %w", err)
+	}
+	return nil
+}
+
+// mkTarget creates the empty file or directory src is bound onto.
+func mkTarget(src, dst string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return os.MkdirAll(dst, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

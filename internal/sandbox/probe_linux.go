@@ -1,0 +1,226 @@
+package sandbox
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Probe finds what this host can enforce. It creates nothing.
+func Probe() Host {
+	h := Host{OS: "linux", Controllers: map[string]string{}, Why: map[string]string{}}
+	h.LandlockABI = landlockABI()
+	if h.LandlockABI == 0 {
+		h.Why["filesystem"] = "Landlock is not enabled in this kernel (add landlock to the lsm= boot parameter)"
+	}
+	h.Seccomp = seccompAvailable()
+	if !h.Seccomp {
+		h.Why["seccomp"] = "the kernel has no seccomp filter support"
+	}
+	admin := hasCapSysAdmin()
+	_, errNet := os.Stat("/proc/self/ns/net")
+	h.NetNS = admin && errNet == nil
+	if !h.NetNS {
+		h.Why["network namespace"] = "creating a network namespace needs CAP_SYS_ADMIN (run mur as root)"
+	}
+	_, errMnt := os.Stat("/proc/self/ns/mnt")
+	h.MountNS = admin && errMnt == nil
+	if !h.MountNS {
+		h.Why["mount namespace"] = "bind mounts and pivot_root need CAP_SYS_ADMIN (run mur as root)"
+	}
+	probeCgroups(&h)
+	return h
+}
+
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+func seccompAvailable() bool {
+	action := uint32(unix.SECCOMP_RET_ERRNO)
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action)))
+	return errno == 0
+}
+
+// hasCapSysAdmin reads the effective capability set; namespaces, mounts and
+// cgroup moves all need CAP_SYS_ADMIN.
+func hasCapSysAdmin() bool {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "CapEff:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && n&(1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return false
+}
+
+// cgroupMount is one cgroup hierarchy as mounted here.
+type cgroupMount struct {
+	dir     string // mount point
+	root    string // part of the hierarchy that is mounted
+	v2      bool
+	options map[string]bool
+}
+
+// probeCgroups finds the cgroup v2 directory this process lives in and,
+// for each controller the session scope needs, whether v2 offers it or a
+// cgroup v1 hierarchy does (hybrid hosts mount v2 at /sys/fs/cgroup/unified
+// with the controllers left on v1).
+func probeCgroups(h *Host) {
+	mounts := cgroupMounts()
+	own := ownCgroups()
+	var v2dir string
+	for _, m := range mounts {
+		if m.v2 {
+			if p, ok := own[""]; ok {
+				v2dir = joinCgroup(m, p)
+			}
+			break
+		}
+	}
+	v2ctl := map[string]bool{}
+	if v2dir != "" && unix.Access(v2dir, unix.W_OK) == nil {
+		h.CgroupV2 = v2dir
+		if b, err := os.ReadFile(filepath.Join(v2dir, "cgroup.controllers")); err == nil {
+			for _, c := range strings.Fields(string(b)) {
+				v2ctl[c] = true
+			}
+		}
+	}
+	v1name := map[string]string{"memory": "memory", "pids": "pids", "cpu": "cpu", "io": "blkio"}
+	for ctl, v1 := range v1name {
+		if v2ctl[ctl] {
+			h.Controllers[ctl] = "v2"
+			continue
+		}
+		for _, m := range mounts {
+			if m.v2 || !m.options[v1] {
+				continue
+			}
+			p, ok := own[v1]
+			if !ok {
+				continue
+			}
+			dir := joinCgroup(m, p)
+			if unix.Access(dir, unix.W_OK) == nil {
+				h.Controllers[ctl] = dir
+			}
+			break
+		}
+	}
+	switch where := h.Controllers["memory"]; where {
+	case "":
+	case "v2":
+		// memory.swap.max appears on children only, so look for the kernel's
+		// swap accounting on this level's sibling file instead.
+		_, err := os.Stat(filepath.Join(h.CgroupV2, "memory.swap.current"))
+		h.SwapBounded = err == nil || fileExists("/sys/fs/cgroup/memory.swap.max")
+	default:
+		h.SwapBounded = fileExists(filepath.Join(where, "memory.memsw.limit_in_bytes"))
+	}
+	if h.Controllers["memory"] == "" || h.Controllers["pids"] == "" {
+		h.Why["cgroup"] = "no writable cgroup (v2 or v1) offers both the memory and pids controllers (run mur as root on a cgroup host)"
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func joinCgroup(m cgroupMount, p string) string {
+	rel := p
+	if m.root != "/" {
+		rel = strings.TrimPrefix(p, m.root)
+	}
+	return filepath.Join(m.dir, rel)
+}
+
+func cgroupMounts() []cgroupMount {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []cgroupMount
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source superopts
+		pre, post, ok := strings.Cut(s.Text(), " - ")
+		if !ok {
+			continue
+		}
+		a, b := strings.Fields(pre), strings.Fields(post)
+		if len(a) < 5 || len(b) < 3 {
+			continue
+		}
+		switch b[0] {
+		case "cgroup2":
+			out = append(out, cgroupMount{dir: unescapeMount(a[4]), root: a[3], v2: true})
+		case "cgroup":
+			opts := map[string]bool{}
+			for _, o := range strings.Split(b[2], ",") {
+				opts[o] = true
+			}
+			out = append(out, cgroupMount{dir: unescapeMount(a[4]), root: a[3], options: opts})
+		}
+	}
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownCgroups maps each v1 controller (and "" for v2) to this process's path.
+func ownCgroups() map[string]string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			out[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			out[c] = parts[2]
+		}
+	}
+	return out
+}

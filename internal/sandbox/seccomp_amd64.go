@@ -1,0 +1,11 @@
+//go:build linux
+
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+const auditArch = unix.AUDIT_ARCH_X86_64
+
+// x32Bit marks x32 ABI syscall numbers, which reach the same kernel entry
+// points under other numbers; every one is refused.
+const x32Bit = 0x40000000

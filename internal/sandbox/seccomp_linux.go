@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// deniedSyscalls fail EPERM for every sandboxed process: tracing and reading
+// other processes, changing mounts or namespaces, loading kernel code, and
+// io_uring (whose opcodes can create sockets the socket filter never sees).
+var deniedSyscalls = []uintptr{
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
+	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
+	unix.SYS_FSOPEN, unix.SYS_FSMOUNT, unix.SYS_FSCONFIG, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE, unix.SYS_MOUNT_SETATTR,
+	unix.SYS_SETNS, unix.SYS_UNSHARE,
+	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
+	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD, unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
+	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT,
+}
+
+// cloneNamespaceFlags are the clone(2) flags that would start a new
+// namespace; clone3 hides its flags behind a pointer, so it answers ENOSYS
+// and libc falls back to clone, where they can be read.
+const cloneNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// Offsets into struct seccomp_data.
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16 // low 32 bits on a little-endian machine
+)
+
+// bpfProg assembles a forward-only BPF program with symbolic jump targets.
+type bpfProg struct {
+	ins    []unix.SockFilter
+	jumps  map[int][2]string // instruction index -> (jt label, jf label)
+	labels map[string]int
+}
+
+func (b *bpfProg) stmt(code uint16, k uint32) {
+	b.ins = append(b.ins, unix.SockFilter{Code: code, K: k})
+}
+
+// jump adds a conditional jump; "" falls through.
+func (b *bpfProg) jump(code uint16, k uint32, jt, jf string) {
+	b.jumps[len(b.ins)] = [2]string{jt, jf}
+	b.ins = append(b.ins, unix.SockFilter{Code: code, K: k})
+}
+
+func (b *bpfProg) label(name string) { b.labels[name] = len(b.ins) }
+
+func (b *bpfProg) resolve() ([]unix.SockFilter, error) {
+	for i, j := range b.jumps {
+		for n, l := range j {
+			if l == "" {
+				continue
+			}
+			t, ok := b.labels[l]
+			if !ok || t <= i || t-i-1 > 255 {
+				return nil, fmt.Errorf("seccomp: bad jump to %q", l)
+			}
+			if n == 0 {
+				b.ins[i].Jt = uint8(t - i - 1)
+			} else {
+				b.ins[i].Jf = uint8(t - i - 1)
+			}
+		}
+	}
+	return b.ins, nil
+}
+
+const (
+	bpfLdAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	bpfJeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJgeK   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	bpfJsetK  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfRetK   = unix.BPF_RET | unix.BPF_K
+)
+
+// seccompFilter builds the filter: a foreign syscall ABI kills the process,
+// deniedSyscalls fail EPERM, socket families other than IPv4/IPv6 (and
+// AF_UNIX when unixSockets) fail EACCES, clone with namespace flags fails
+// EPERM.
+func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
+	if auditArch == 0 {
+		return nil, fmt.Errorf("seccomp: no filter for this architecture")
+	}
+	b := &bpfProg{jumps: map[int][2]string{}, labels: map[string]int{}}
+	b.stmt(bpfLdAbsW, offArch)
+	b.jump(bpfJeqK, auditArch, "native", "")
+	b.stmt(bpfRetK, unix.SECCOMP_RET_KILL_PROCESS)
+	b.label("native")
+	b.stmt(bpfLdAbsW, offNr)
+	if x32Bit != 0 {
+		b.jump(bpfJgeK, x32Bit, "eperm", "")
+	}
+	for _, nr := range deniedSyscalls {
+		b.jump(bpfJeqK, uint32(nr), "eperm", "")
+	}
+	b.jump(bpfJeqK, unix.SYS_SOCKET, "socket", "")
+	b.jump(bpfJeqK, unix.SYS_SOCKETPAIR, "socket", "")
+	b.jump(bpfJeqK, unix.SYS_CLONE, "clone", "")
+	b.jump(bpfJeqK, unix.SYS_CLONE3, "enosys", "")
+	b.label("allow")
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
+
+	b.label("socket")
+	b.stmt(bpfLdAbsW, offArg0)
+	b.jump(bpfJeqK, unix.AF_INET, "allow2", "")
+	b.jump(bpfJeqK, unix.AF_INET6, "allow2", "")
+	if unixSockets {
+		b.jump(bpfJeqK, unix.AF_UNIX, "allow2", "")
+	}
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EACCES))
+
+	b.label("clone")
+	b.stmt(bpfLdAbsW, offArg0)
+	b.jump(bpfJsetK, cloneNamespaceFlags, "eperm", "")
+	b.label("allow2")
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
+	b.label("eperm")
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))
+	b.label("enosys")
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS))
+	return b.resolve()
+}
+
+// seccompInstall loads the filter on the calling thread, which must already
+// have no_new_privs set.
+func seccompInstall(unixSockets bool) error {
+	ins, err := seccompFilter(unixSockets)
+	if err != nil {
+		return err
+	}
+	prog := unix.SockFprog{Len: uint16(len(ins)), Filter: &ins[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
+		return fmt.Errorf("seccomp install: %w", err)
+	}
+	return nil
+}
