@@ -38,6 +38,7 @@ func ParseCapsule(file string, data []byte) (*Capsule, diag.List) {
 	c := d.capsule(top)
 	c.File = file
 	c.pos = d.pos
+	c.src = data
 	validate(d, c)
 	d.diags.Sort()
 	return c, d.diags

@@ -46,6 +46,7 @@ type Capsule struct {
 	// (system_prompt_file, source) resolve against its directory.
 	File string              `yaml:"-" json:"-"`
 	pos  map[string]diag.Pos `yaml:"-"`
+	src  []byte
 }
 
 // Pos returns where field (a path such as artifacts[2].gateway.endpoint) was

@@ -1,0 +1,31 @@
+package manifest
+
+import (
+	"testing"
+
+	"github.com/murmur/mur/internal/diag"
+)
+
+// TestCatalogueExamples runs every catalogue example through the validator
+// and requires that exact code to appear.
+func TestCatalogueExamples(t *testing.T) {
+	for _, e := range diag.Catalogue {
+		if e.Example == "" {
+			continue
+		}
+		t.Run(string(e.Code), func(t *testing.T) {
+			var ds diag.List
+			switch e.Kind {
+			case diag.Capsule:
+				_, ds = ParseCapsule("murmur.yaml", []byte(e.Example))
+			case diag.Artifact:
+				_, ds = ParseArtifact("murmur.yaml", []byte(e.Example))
+			default:
+				t.Fatalf("unknown kind %q", e.Kind)
+			}
+			if !ds.Has(e.Code) {
+				t.Errorf("example does not yield %s; got:\n%v", e.Code, ds)
+			}
+		})
+	}
+}
