@@ -33,6 +33,10 @@ type Import struct {
 	Name string
 	// Instance is true for an interface import such as wasi:io/streams@0.2.3.
 	Instance bool
+	// Func is true for a function import; Resource for a resource type.
+	// An import that is none of these is a type with an equality bound,
+	// which needs no definition.
+	Func, Resource bool
 	// Funcs and Resources list what the component uses from an instance.
 	Funcs     []string
 	Resources []string
@@ -175,7 +179,8 @@ func (c *Component) readImports() []Import {
 		if !C.wasmtime_component_type_import_nth(ty, ep, C.size_t(i), &name, &nameLen, &item) {
 			continue
 		}
-		imp := Import{Name: C.GoStringN(name, C.int(nameLen))}
+		imp := Import{Name: C.GoStringN(name, C.int(nameLen)),
+			Func: item.kind == C.MUR_ITEM_COMPONENT_FUNC, Resource: item.kind == C.MUR_ITEM_RESOURCE}
 		if item.kind == C.MUR_ITEM_COMPONENT_INSTANCE {
 			imp.Instance = true
 			it := *(**C.wasmtime_component_instance_type_t)(unsafe.Pointer(&item.of))

@@ -126,10 +126,18 @@ func (l *Linker) plan(c *Component) ([]binding, error) {
 	var missing []string
 	var out []binding
 	for _, imp := range c.Imports() {
-		if !imp.Instance {
+		switch {
+		case imp.Func:
 			if _, ok := l.root.funcs[imp.Name]; !ok {
 				missing = append(missing, fmt.Sprintf("function %q", imp.Name))
 			}
+			continue
+		case imp.Resource:
+			if _, ok := l.root.resources[imp.Name]; !ok {
+				missing = append(missing, fmt.Sprintf("resource %q", imp.Name))
+			}
+			continue
+		case !imp.Instance:
 			continue
 		}
 		def, ok := l.match(imp.Name)

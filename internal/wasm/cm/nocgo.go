@@ -47,6 +47,8 @@ type Component struct{}
 type Import struct {
 	Name      string
 	Instance  bool
+	Func      bool
+	Resource  bool
 	Funcs     []string
 	Resources []string
 }

@@ -49,7 +49,8 @@ func (k Kind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Val is a dynamic component-model value of any WIT type. The zero Val is
+// Val is a dynamic component-model value of any WIT type (scalars are kept
+// zero-extended to their width). The zero Val is
 // bool false. Scalars live in one word; list<u8> is kept as a byte slice so
 // byte payloads cross the Go side without one Val per byte.
 type Val struct {
@@ -77,19 +78,19 @@ func Bool(b bool) Val {
 }
 
 // S8 makes an s8.
-func S8(x int8) Val { return Val{kind: KindS8, n: uint64(x)} }
+func S8(x int8) Val { return Val{kind: KindS8, n: uint64(uint8(x))} }
 
 // U8 makes a u8.
 func U8(x uint8) Val { return Val{kind: KindU8, n: uint64(x)} }
 
 // S16 makes an s16.
-func S16(x int16) Val { return Val{kind: KindS16, n: uint64(x)} }
+func S16(x int16) Val { return Val{kind: KindS16, n: uint64(uint16(x))} }
 
 // U16 makes a u16.
 func U16(x uint16) Val { return Val{kind: KindU16, n: uint64(x)} }
 
 // S32 makes an s32.
-func S32(x int32) Val { return Val{kind: KindS32, n: uint64(x)} }
+func S32(x int32) Val { return Val{kind: KindS32, n: uint64(uint32(x))} }
 
 // U32 makes a u32.
 func U32(x uint32) Val { return Val{kind: KindU32, n: uint64(x)} }
