@@ -139,3 +139,18 @@ func PutPairs(m Memory, addr uint32, pairs [][2]string) {
 	PutU32(m, addr, base)
 	PutU32(m, addr+4, uint32(len(pairs)))
 }
+
+// ResultUnitString lifts a result<_, string> stored at addr (12 bytes,
+// align 4): ok is true for the ok case, else msg is the error.
+func ResultUnitString(m Memory, addr uint32) (msg string, ok bool) {
+	if U8(m, addr) == 0 {
+		return "", true
+	}
+	return GetString(m, addr+4), false
+}
+
+// ResultString lifts a result<string, string> stored at addr (12 bytes,
+// align 4).
+func ResultString(m Memory, addr uint32) (val string, ok bool) {
+	return GetString(m, addr+4), U8(m, addr) == 0
+}

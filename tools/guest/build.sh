@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# build.sh DIR... builds each guest directory into a murmur component,
+# $MUR_GUEST_OUT/<name>.wasm (default: build/guests/ at the repository
+# root). A directory holds a murmur.yaml artifact manifest (its name and
+# runtime pick the file name and the world) and either Go sources (a main
+# package using sdk/go) or an index.js ES module.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${MUR_GUEST_OUT:-$root/build/guests}
+
+if [ $# -eq 0 ]; then
+  echo "usage: tools/guest/build.sh DIR..." >&2
+  exit 2
+fi
+if [ ! -d "$here/node_modules/@bytecodealliance/jco" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+mkdir -p "$out"
+# The output directory ignores itself, so built components never reach git.
+[ -f "$out/.gitignore" ] || printf '*\n' > "$out/.gitignore"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$root" && go build -o "$tmp/wasmlink" ./tools/wasmlink)
+
+field() { # field FILE KEY: a top-level scalar of a murmur.yaml
+  sed -n "s/^$2:[[:space:]]*[\"']\{0,1\}\([^\"'#]*[^\"'#[:space:]]\)[\"']\{0,1\}[[:space:]]*\(#.*\)\{0,1\}$/\1/p" "$1" | head -n 1
+}
+
+for dir in "$@"; do
+  dir=${dir%/}
+  manifest="$dir/murmur.yaml"
+  if [ ! -f "$manifest" ]; then
+    echo "build.sh: $dir: no murmur.yaml" >&2
+    exit 1
+  fi
+  name=$(field "$manifest" name)
+  role=$(field "$manifest" runtime)
+  if [ -z "$name" ] || [ -z "$role" ]; then
+    echo "build.sh: $manifest: needs name: and runtime:" >&2
+    exit 1
+  fi
+  target="$out/$name.wasm"
+  if compgen -G "$dir/*.go" > /dev/null; then
+    (cd "$dir" && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$tmp/$name.core.wasm" .)
+    "$tmp/wasmlink" "$tmp/$name.core.wasm" "$tmp/$name.linked.wasm"
+    node "$here/componentize.mjs" --role "$role" --core "$tmp/$name.linked.wasm" --out "$target"
+  elif [ -f "$dir/index.js" ]; then
+    node "$here/componentize.mjs" --role "$role" --js "$dir/index.js" --out "$target"
+  else
+    echo "build.sh: $dir: no Go sources and no index.js" >&2
+    exit 1
+  fi
+  echo "$target"
+done

@@ -1,0 +1,138 @@
+// Runs every example component built by `make guests` under jco's
+// transpiler and node's WASI shim: each imports and exports exactly what
+// its examples/<name>/component.golden lists, and answers real calls.
+// MUR_GUEST_OUT names the build directory (default build/guests).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { transpile } from '@bytecodealliance/jco';
+import { surface, badWasi } from '../lib/inspect.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..', '..');
+const out = process.env.MUR_GUEST_OUT ?? path.join(root, 'build', 'guests');
+const examples = path.join(root, 'examples');
+
+// host.mjs stands in for the runtime's murmur imports and records calls.
+const hostSource = `
+export const calls = globalThis.__murHost ??= { emitted: [], prompts: [], replies: [] };
+export const task = {
+  requestInput(prompt) { calls.prompts.push(prompt); return calls.replies.shift() ?? ''; },
+};
+export const chunks = {
+  emit(text) { calls.emitted.push(text); },
+};
+`;
+
+async function load(name) {
+  const bytes = fs.readFileSync(path.join(out, `${name}.wasm`));
+  const dir = fs.mkdtempSync(path.join(here, '.run-'));
+  const hostPath = path.join(dir, 'host.mjs');
+  fs.writeFileSync(hostPath, hostSource);
+  const { files } = await transpile(bytes, {
+    name,
+    map: {
+      'murmur:task/task': `${hostPath}#task`,
+      'murmur:text/chunks': `${hostPath}#chunks`,
+    },
+  });
+  for (const [file, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), content);
+  }
+  const mod = await import(pathToFileURL(path.join(dir, `${name}.js`)));
+  const host = await import(pathToFileURL(hostPath));
+  return { mod, host: host.calls, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+const names = fs
+  .readdirSync(examples)
+  .filter((n) => fs.existsSync(path.join(examples, n, 'component.golden')))
+  .sort();
+
+for (const name of names) {
+  test(`${name}: imports and exports exactly its golden list`, async () => {
+    const bytes = fs.readFileSync(path.join(out, `${name}.wasm`));
+    const got = await surface(bytes);
+    const want = fs
+      .readFileSync(path.join(examples, name, 'component.golden'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    assert.deepEqual(got.murmur, want);
+    assert.deepEqual(badWasi(got.wasi), []);
+  });
+}
+
+test('echo-go: returns its input; many large calls reuse the arena', async () => {
+  const { mod, cleanup } = await load('echo-go');
+  try {
+    assert.deepEqual(mod.run.run({ data: 'hello' }), {
+      status: 'passed', summary: undefined, data: 'hello', dataPath: undefined, truncated: false, metadata: [],
+    });
+    const big = 'x'.repeat(4 << 20);
+    for (let i = 0; i < 20; i++) {
+      assert.equal(mod.run.run({ data: big + i }).data, big + i);
+    }
+    const r = mod.run.run({});
+    assert.equal(r.status, 'failed');
+    assert.equal(r.summary, 'echo needs input data');
+  } finally {
+    cleanup();
+  }
+});
+
+test('file-go: declares state_effect and resource_id per call', async () => {
+  const cwd = process.cwd();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'file-go-'));
+  process.chdir(work);
+  const { mod, cleanup } = await load('file-go');
+  try {
+    const call = (o) => mod.run.run({ data: JSON.stringify(o) });
+    const w = call({ op: 'write', path: 'notes/a.txt', content: 'hi' });
+    assert.equal(w.status, 'passed');
+    assert.deepEqual(w.metadata, [['state_effect', 'mutate'], ['resource_id', 'file:notes/a.txt']]);
+    const r = call({ op: 'read', path: '../notes/a.txt' });
+    assert.equal(r.data, 'hi');
+    assert.deepEqual(r.metadata, [['state_effect', 'read'], ['resource_id', 'file:notes/a.txt']]);
+    assert.equal(call({ op: 'list', path: 'notes' }).data, 'a.txt');
+    assert.equal(call({ op: 'delete', path: 'x' }).status, 'failed');
+  } finally {
+    cleanup();
+    process.chdir(cwd);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('ask-go: calls request-input and streams a chunk', async () => {
+  const { mod, host, cleanup } = await load('ask-go');
+  try {
+    host.replies.push('main');
+    const r = mod.run.run({ data: 'Which branch?' });
+    assert.equal(r.data, 'main');
+    assert.deepEqual(host.prompts, ['Which branch?']);
+    assert.deepEqual(host.emitted, ['asking: Which branch?\n']);
+  } finally {
+    cleanup();
+  }
+});
+
+test('hook-log-go: every handler answers none', async () => {
+  const { mod, cleanup } = await load('hook-log-go');
+  try {
+    const l = mod.lifecycle;
+    assert.deepEqual(l.onStage({ shellAllow: ['git', 'ls'] }), { tag: 'none' });
+    assert.deepEqual(l.onSessionStart({ capsuleName: 'c', capsuleVersion: '1', sessionId: 's', model: 'm', capabilities: ['a'] }), { tag: 'none' });
+    assert.deepEqual(l.onTaskStart({ taskId: 't', contextId: 'c', source: 'a2a', inputBytes: 5n }), { tag: 'none' });
+    assert.deepEqual(l.onInference({ turn: 1, inputTokens: 10n, outputTokens: 20n, decision: 'tool', toolName: 'echo', prompt: undefined, output: 'o', tools: undefined }), { tag: 'none' });
+    assert.deepEqual(l.onToolCall({ turn: 1, toolName: 'echo', inputBytes: 1n, outputBytes: 2n, durationMs: 3n, status: 'passed' }), { tag: 'none' });
+    assert.deepEqual(l.onShell({ turn: 2, binary: '/usr/bin/ls', command: '-l', exitCode: -1, stdout: 'a', stderr: 'b', stdoutBytes: 1n, stderrBytes: 1n, durationMs: 4n }), { tag: 'none' });
+    assert.deepEqual(l.onCompaction({ messages: [{ role: 'user', content: 'x' }], sessionTokens: 100n, threshold: 0.8, model: undefined, systemPrompt: 'p' }), { tag: 'none' });
+    assert.deepEqual(l.onTaskEnd({ taskId: 't', exitStatus: 'completed' }), { tag: 'none' });
+    assert.deepEqual(l.onSessionEnd({ totalTurns: 2, totalInputTokens: 1n, totalOutputTokens: 2n, totalToolCalls: 1, totalShellCalls: 1, durationMs: 9n, exitStatus: 'ok' }), { tag: 'none' });
+  } finally {
+    cleanup();
+  }
+});
