@@ -1,7 +1,6 @@
 package wasi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,9 +22,6 @@ type Ctx struct {
 	net      *netGuard
 	http     *http.Client
 	exit     *ExitError
-
-	mu   sync.Mutex
-	call context.Context
 }
 
 // ExitError is returned from a call whose guest invoked wasi:cli/exit.
@@ -37,7 +33,7 @@ func (e *ExitError) Error() string { return fmt.Sprintf("guest exited with statu
 // directory as "." (creating it when missing, as the spec's scope grant
 // does) and the state store as "state".
 func NewCtx(p Policy) (*Ctx, error) {
-	c := &Ctx{pol: p, call: context.Background()}
+	c := &Ctx{pol: p}
 	var ro []string
 	for _, e := range p.ReadOnly {
 		r, err := cleanRel("filesystem.read_only entry", e)
@@ -90,20 +86,6 @@ func (c *Ctx) Policy() Policy { return c.pol }
 
 // Preopens returns the preopened directories in guest order.
 func (c *Ctx) Preopens() []*Preopen { return c.preopens }
-
-// SetContext sets the context of the call in progress: blocking WASI
-// operations (poll, blocking reads, HTTP) end when it does.
-func (c *Ctx) SetContext(ctx context.Context) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.call = ctx
-}
-
-func (c *Ctx) context() context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.call
-}
 
 // Exited reports the status the guest passed to wasi:cli/exit, if any.
 func (c *Ctx) Exited() (int, bool) {

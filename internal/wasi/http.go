@@ -657,7 +657,7 @@ func (c *Ctx) Handle(r *OutgoingRequest, opts RequestOptions) (*FutureResponse, 
 		n, err := strconv.ParseInt(cl, 10, 64)
 		if err != nil || n < 0 {
 			cancel(nil)
-			return nil, &HTTPError{Case: "HTTP-request-header-size", Msg: "bad content-length"}
+			return nil, &HTTPError{Case: "internal-error", Msg: "content-length " + strconv.Quote(cl) + " is not a length"}
 		}
 		req.ContentLength = n
 		req.Header.Del("Content-Length")
@@ -756,3 +756,5 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+func asHTTP(err error, he **HTTPError) bool { return errors.As(err, he) }
