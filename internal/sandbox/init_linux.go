@@ -22,7 +22,6 @@ const envInit = "MUR_SANDBOX_INIT"
 type initSpec struct {
 	Path string   `json:"path"`
 	Args []string `json:"args"`
-	Dir  string   `json:"dir,omitempty"`
 
 	// NetnsFD is the inherited descriptor of the session's network
 	// namespace, or -1.
@@ -91,6 +90,12 @@ func Main() {
 }
 
 func runInit(s *initSpec) error {
+	// exec.Cmd.Dir was applied before this init ran; a composed root
+	// replaces the tree it lives in, so it is re-entered by path after.
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
 	if s.NetnsFD >= 0 {
 		if err := unix.Setns(s.NetnsFD, unix.CLONE_NEWNET); err != nil {
 			return fmt.Errorf("join network namespace: %w", err)
@@ -108,9 +113,9 @@ func runInit(s *initSpec) error {
 			return err
 		}
 	}
-	if s.Dir != "" {
-		if err := unix.Chdir(s.Dir); err != nil {
-			return fmt.Errorf("chdir %q: %w", s.Dir, err)
+	if s.Mounts != nil && s.Mounts.Root != "" {
+		if err := unix.Chdir(wd); err != nil {
+			return fmt.Errorf("chdir %q: %w", wd, err)
 		}
 	}
 	for _, r := range s.Rlimits {

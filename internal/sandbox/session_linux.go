@@ -1,0 +1,510 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/murmur/mur/internal/diag"
+)
+
+// sizeCheckInterval is how often the workdir ceiling is checked.
+const sizeCheckInterval = 10 * time.Second
+
+// Session is one capsule session's sandbox: its cgroup scope, network
+// namespace and egress proxy, and the workdir size watcher.
+type Session struct {
+	policy Policy
+	host   Host
+	report Report
+
+	cg      *cgroupScope
+	netns   *os.File
+	proxy   *egressProxy
+	proxyLn net.Listener
+	rootDir string // empty host directory a sealed root is composed on
+	rules   []landlockRule
+	mounts  *mountSpec
+
+	mu       sync.Mutex
+	closed   bool
+	lastOOM  int64
+	lastPids int64
+
+	ended   chan struct{}
+	endErr  error
+	endOnce sync.Once
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// NewSession refuses a policy whose floor this host cannot reach (E-CAP-003)
+// before creating anything, then creates the session's cgroup scope,
+// network namespace with its egress proxy, and size watcher.
+func NewSession(ctx context.Context, p Policy) (*Session, error) {
+	return newSession(ctx, Probe(), p, sizeCheckInterval)
+}
+
+func newSession(ctx context.Context, h Host, p Policy, every time.Duration) (*Session, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := CheckFloor(h, p); err != nil {
+		return nil, err
+	}
+	s := &Session{policy: p, host: h, report: Explain(h, p), ended: make(chan struct{}), stop: make(chan struct{})}
+	name := "mur-" + randomID()
+	fail := func(err error) (*Session, error) {
+		s.Close()
+		return nil, err
+	}
+	if h.CgroupV2 != "" || len(h.Controllers) > 0 {
+		cg, err := newCgroupScope(h, name, p.Cgroup, p.Workdir)
+		if err != nil {
+			return fail(err)
+		}
+		s.cg = cg
+		s.report.Warnings = append(s.report.Warnings, cg.warnings...)
+	}
+	if h.NetNS {
+		fd, ln, err := newNetns()
+		if err != nil {
+			return fail(err)
+		}
+		s.netns = os.NewFile(uintptr(fd), "netns")
+		s.proxyLn = ln
+		s.proxy = newEgressProxy(ctx, p.Network.Allow)
+		go func() { _ = s.proxy.srv.Serve(ln) }()
+	}
+	if err := s.plan(name); err != nil {
+		return fail(err)
+	}
+	if p.WorkdirMaxBytes > 0 {
+		s.wg.Add(1)
+		go s.watch(every)
+	}
+	return s, nil
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// systemExec are trees every allowlisted binary may need to run.
+var systemExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives"}
+
+// systemRead are the /etc files programs read to start; the rest of /etc
+// (shadow, ssh keys, …) stays out of reach.
+var systemRead = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/locale.alias", "/etc/mime.types",
+	"/etc/protocols", "/etc/services", "/etc/magic", "/etc/os-release", "/etc/debian_version",
+}
+
+// tlsTrust is the host's TLS trust store, granted when the capsule may
+// reach any IP destination.
+var tlsTrust = []string{"/etc/ssl", "/etc/ca-certificates", "/etc/pki"}
+
+var devNodes = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// plan computes, once per session, the Landlock rules and mounts every
+// command gets.
+func (s *Session) plan(name string) error {
+	p := s.policy
+	var rules []landlockRule
+	m := &mountSpec{}
+	sealed := s.report.Achieved == Sealed
+	bindRO := func(path string) {
+		if sealed {
+			m.Binds = append(m.Binds, bind{Src: path, RO: true})
+		}
+	}
+	for _, d := range systemExec {
+		rules = append(rules, landlockRule{Path: d, Kind: grantReadExec})
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if t, err := os.Readlink(d); err == nil && sealed {
+				m.Symlinks = append(m.Symlinks, [2]string{t, d})
+			}
+			continue
+		}
+		bindRO(d)
+	}
+	read := systemRead
+	if len(p.Network.Allow) > 0 {
+		read = append(append([]string(nil), systemRead...), tlsTrust...)
+	}
+	for _, f := range read {
+		rules = append(rules, landlockRule{Path: f, Kind: grantRead})
+		bindRO(f)
+	}
+	for _, d := range devNodes {
+		rules = append(rules, landlockRule{Path: d, Kind: grantDev})
+		if sealed {
+			m.Binds = append(m.Binds, bind{Src: d})
+		}
+	}
+	rules = append(rules, landlockRule{Path: "/proc", Kind: grantRead})
+	if sealed {
+		m.Binds = append(m.Binds, bind{Src: "/proc"})
+	}
+	for _, e := range p.ExecPaths {
+		if r, err := filepath.EvalSymlinks(e); err == nil {
+			e = r
+		}
+		rules = append(rules, landlockRule{Path: e, Kind: grantReadExec})
+		bindRO(e)
+	}
+	for _, d := range p.InterpreterRuntime {
+		k := grantExecRead
+		if d.ListDir {
+			k = grantReadExec
+		}
+		rules = append(rules, landlockRule{Path: d.Path, Kind: k})
+		bindRO(d.Path)
+	}
+	if sealed {
+		for _, st := range p.StagedRuntime {
+			rules = append(rules, landlockRule{Path: st.SourcePath, Kind: grantReadExec})
+			bindRO(st.SourcePath)
+		}
+	}
+	rw := grantRW
+	if p.WorkdirExec {
+		rw = grantRWX
+	}
+	for _, d := range []string{p.Workdir, p.Home, p.Tmp} {
+		rules = append(rules, landlockRule{Path: d, Kind: rw})
+		if sealed || !p.WorkdirExec {
+			m.Binds = append(m.Binds, bind{Src: d, NoExec: !p.WorkdirExec})
+		}
+	}
+	for _, ro := range p.ReadOnly {
+		if !filepath.IsAbs(ro) {
+			ro = filepath.Join(p.Workdir, ro)
+		}
+		m.Binds = append(m.Binds, bind{Src: filepath.Clean(ro), RO: true, NoExec: !p.WorkdirExec})
+	}
+	s.rules = rules
+	if s.host.MountNS && len(m.Binds)+len(m.Symlinks) > 0 {
+		if sealed {
+			dir, err := os.MkdirTemp("", name+"-root-")
+			if err != nil {
+				return fmt.Errorf("sealed root: %w", err)
+			}
+			s.rootDir = dir
+			m.Root = dir
+		}
+		s.mounts = m
+	}
+	return nil
+}
+
+// Report is the session's containment report, with what the cgroup scope
+// could and could not enforce.
+func (s *Session) Report() Report { return s.report }
+
+// Warnings are the session's W-SEC diagnostics (W-SEC-001, W-SEC-021).
+func (s *Session) Warnings() diag.List { return s.report.Warnings }
+
+// Notes are lines the runtime should print on stderr at launch (allowlist
+// hosts whose resolver timed out).
+func (s *Session) Notes() []string {
+	if s.proxy == nil {
+		return nil
+	}
+	return s.proxy.notes
+}
+
+// Denied lists the destinations the egress proxy refused so far.
+func (s *Session) Denied() []string {
+	if s.proxy == nil {
+		return nil
+	}
+	return s.proxy.Denied()
+}
+
+// Ended is closed when the session was ended from inside: the workdir size
+// ceiling was crossed. Err then says why.
+func (s *Session) Ended() <-chan struct{} { return s.ended }
+
+// Err is the reason the session ended (wrapping ErrWorkdirSize, with an
+// E-RUN-013 diagnostic), or nil.
+func (s *Session) Err() error {
+	select {
+	case <-s.ended:
+		return s.endErr
+	default:
+		return nil
+	}
+}
+
+func (s *Session) end(err error) {
+	s.endOnce.Do(func() {
+		s.endErr = err
+		if s.cg != nil {
+			s.cg.kill()
+		}
+		close(s.ended)
+	})
+}
+
+func (s *Session) watch(every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	p := s.policy
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if n := treeBytes(p.Workdir, p.Tmp, p.Home); n > p.WorkdirMaxBytes {
+			d := diag.New(diag.RunWorkdirSize, diag.Pos{}, "capabilities.resources.workdir_max_bytes",
+				fmt.Sprintf("the work, temporary and home folders hold %d bytes, over the %d-byte ceiling; the session is ended — remove files as you go or raise workdir_max_bytes", n, p.WorkdirMaxBytes))
+			s.end(&refusal{d: d, kind: ErrWorkdirSize})
+			return
+		}
+	}
+}
+
+// Command is exec.CommandContext with Prepare applied; a preparation
+// failure is left in the returned command's Err, so Start reports it.
+func (s *Session) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	if err := s.Prepare(cmd); err != nil {
+		cmd.Err = err
+	}
+	return cmd
+}
+
+// Prepare makes an unstarted command run contained: its own process group,
+// the session's cgroup, network namespace, mounts, rlimits, Landlock and
+// seccomp, applied by a re-executed init (see Main) just before the target
+// is exec'd. A nil cmd.Env becomes an empty environment, never mur's own.
+func (s *Session) Prepare(cmd *exec.Cmd) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	if cmd.Err != nil {
+		return cmd.Err
+	}
+	if cmd.Process != nil {
+		return errors.New("sandbox: command already started")
+	}
+	path := cmd.Path
+	if !filepath.IsAbs(path) {
+		base := cmd.Dir
+		if base == "" {
+			base = s.policy.Workdir
+		}
+		path = filepath.Join(base, path)
+	}
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	spec := initSpec{
+		Path: path, Args: args, NetnsFD: -1,
+		Rlimits: s.rlimits(), Mounts: s.mounts,
+		Seccomp: s.host.Seccomp && auditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
+	}
+	if s.host.LandlockABI >= minLandlockABI {
+		spec.LandlockABI = s.host.LandlockABI
+		spec.Landlock = s.rules
+	}
+	if cmd.Dir == "" {
+		// Never mur's own working directory, which the sandbox may hide.
+		cmd.Dir = s.policy.Workdir
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if s.mounts != nil {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS
+	}
+	if s.cg != nil {
+		if s.cg.v2fd >= 0 {
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = s.cg.v2fd
+		}
+		spec.CgroupProcs = s.cg.v1Procs()
+	}
+	env := cmd.Env
+	if env == nil {
+		env = []string{}
+	}
+	if s.netns != nil {
+		spec.NetnsFD = 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.netns)
+		proxy := "http://" + s.proxyLn.Addr().String()
+		env = append(env, "http_proxy="+proxy, "HTTP_PROXY="+proxy, "https_proxy="+proxy, "HTTPS_PROXY="+proxy, "ALL_PROXY="+proxy)
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("sandbox spec: %w", err)
+	}
+	cmd.Env = append(env, envInit+"="+string(raw))
+	cmd.Path = "/proc/self/exe"
+	cmd.Args = []string{"mur-sandbox-init"}
+	if cmd.Cancel == nil {
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	return nil
+}
+
+func (s *Session) rlimits() []rlimit {
+	r := s.policy.Rlimits
+	var out []rlimit
+	set := func(res int, v uint64) { out = append(out, rlimit{Resource: res, Cur: v, Max: v}) }
+	if r.MaxOpenFiles > 0 {
+		set(unix.RLIMIT_NOFILE, uint64(r.MaxOpenFiles))
+	}
+	if r.MaxFileSizeBytes > 0 {
+		set(unix.RLIMIT_FSIZE, uint64(r.MaxFileSizeBytes))
+	}
+	if r.MemoryBytes > 0 {
+		set(unix.RLIMIT_AS, uint64(r.MemoryBytes))
+	}
+	if r.CPUSeconds > 0 {
+		// SIGXCPU at the limit, SIGKILL one second later.
+		out = append(out, rlimit{Resource: unix.RLIMIT_CPU, Cur: uint64(r.CPUSeconds), Max: uint64(r.CPUSeconds) + 1})
+	}
+	pidsBound := s.cg != nil && s.policy.Cgroup.PidsMax > 0 && s.host.Controllers["pids"] != ""
+	if r.MaxProcesses > 0 && !pidsBound {
+		set(unix.RLIMIT_NPROC, uint64(accountThreads(os.Getuid())+r.MaxProcesses))
+	}
+	return out
+}
+
+// accountThreads counts the threads uid runs now, the base RLIMIT_NPROC
+// headroom is added to.
+func accountThreads(uid int) int64 {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	want := strconv.Itoa(uid)
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var mine bool
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				f := strings.Fields(v)
+				mine = len(f) > 0 && f[0] == want
+			}
+			if v, ok := strings.CutPrefix(line, "Threads:"); ok && mine {
+				t, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += t
+			}
+		}
+	}
+	return n
+}
+
+// LimitHit names the limit a finished command ran into, as a line for the
+// model, or "" when none did. err is what Wait returned (or an error the
+// command's own I/O produced), state the command's process state.
+func (s *Session) LimitHit(err error, state *os.ProcessState) string {
+	p := s.policy
+	if errors.Is(err, ErrWorkdirSize) || errors.Is(s.Err(), ErrWorkdirSize) {
+		return fmt.Sprintf("The session was ended: the work, temporary and home folders passed workdir_max_bytes (%d bytes).", p.WorkdirMaxBytes)
+	}
+	var oom, pids int64
+	if s.cg != nil {
+		oom, pids = s.cg.counters()
+	}
+	s.mu.Lock()
+	newOOM, newPids := oom > s.lastOOM, pids > s.lastPids
+	s.lastOOM, s.lastPids = oom, pids
+	s.mu.Unlock()
+	if errors.Is(err, syscall.EMFILE) {
+		return fmt.Sprintf("The command ran out of file descriptors: max_open_files is %d per process.", p.Rlimits.MaxOpenFiles)
+	}
+	if errors.Is(err, syscall.EFBIG) {
+		return fmt.Sprintf("The command tried to write a file larger than max_file_size_bytes (%d bytes).", p.Rlimits.MaxFileSizeBytes)
+	}
+	var sig syscall.Signal = -1
+	if state != nil {
+		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
+	}
+	cpuUsed := func() bool {
+		if state == nil || p.Rlimits.CPUSeconds <= 0 {
+			return false
+		}
+		return state.UserTime()+state.SystemTime() >= time.Duration(p.Rlimits.CPUSeconds)*time.Second-100*time.Millisecond
+	}
+	switch {
+	case sig == syscall.SIGKILL && newOOM:
+		return fmt.Sprintf("The command was killed: the session's processes together exceeded cgroup_memory_bytes (%d bytes).", p.Cgroup.MemoryBytes)
+	case sig == syscall.SIGXCPU || sig == syscall.SIGKILL && cpuUsed():
+		return fmt.Sprintf("The command was killed: it used its cpu_seconds limit (%d s of CPU time).", p.Rlimits.CPUSeconds)
+	case sig == syscall.SIGXFSZ:
+		return fmt.Sprintf("The command was killed: it tried to write a file larger than max_file_size_bytes (%d bytes).", p.Rlimits.MaxFileSizeBytes)
+	case newPids:
+		return fmt.Sprintf("The command could not start more processes: the session's processes together reached cgroup_pids_max (%d).", p.Cgroup.PidsMax)
+	case newOOM:
+		return fmt.Sprintf("A process was killed: the session's processes together exceeded cgroup_memory_bytes (%d bytes).", p.Cgroup.MemoryBytes)
+	}
+	return ""
+}
+
+// Close kills every process the session's commands left, however they
+// detached, and removes the scope, namespace and proxy. It is idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+	if s.cg != nil {
+		s.cg.remove()
+	}
+	if s.proxy != nil {
+		_ = s.proxy.srv.Close()
+	}
+	if s.netns != nil {
+		s.netns.Close()
+	}
+	if s.rootDir != "" {
+		_ = os.Remove(s.rootDir)
+	}
+	return nil
+}
