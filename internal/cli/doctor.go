@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/manifest"
+)
+
+func init() { register(newDoctorCmd) }
+
+// DoctorCheck is a check mur doctor runs without --static: installed
+// artifacts, credentials (set/unset by name only), host probes, model
+// limits. Other areas add theirs from init with RegisterDoctorCheck.
+type DoctorCheck func(env *Env, c *manifest.Capsule) diag.List
+
+var doctorChecks []DoctorCheck
+
+// RegisterDoctorCheck adds a non-static doctor check.
+func RegisterDoctorCheck(f DoctorCheck) { doctorChecks = append(doctorChecks, f) }
+
+func newDoctorCmd(env *Env) *cobra.Command {
+	var (
+		path      string
+		static    bool
+		asJSON    bool
+		effective bool
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Report every problem with a capsule manifest",
+		Long: `doctor reads a capsule manifest and reports every diagnostic, one line each,
+beginning with its code. --static runs only what the manifest alone decides.
+--effective prints the manifest with every default applied instead.
+Exit status 1 when any error is found.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ds := manifest.LoadCapsule(path)
+			if c != nil && !ds.HasErrors() && !static {
+				for _, check := range doctorChecks {
+					ds = append(ds, check(env, c)...)
+				}
+				ds.Sort()
+			}
+			if effective && c != nil && !ds.HasErrors() {
+				if err := writeEffective(env.Stdout, c, asJSON); err != nil {
+					return err
+				}
+				writeDiagnostics(env.Stderr, ds, false)
+				return nil
+			}
+			if asJSON {
+				if err := writeDiagnosticsJSON(env.Stdout, ds); err != nil {
+					return err
+				}
+			} else {
+				writeDiagnostics(env.Stdout, ds, true)
+				if len(ds) == 0 {
+					fmt.Fprintf(env.Stdout, "%s: no problems found\n", path)
+				}
+			}
+			if ds.HasErrors() {
+				return &ExitError{Code: 1, Silent: true}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest to check")
+	cmd.Flags().BoolVar(&static, "static", false, "only checks the manifest alone decides: no stores, credentials or host probes")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&effective, "effective", false, "print the effective manifest, every default applied (YAML, or JSON with --json)")
+	return cmd
+}
+
+func writeDiagnostics(w io.Writer, ds diag.List, all bool) {
+	for _, d := range ds {
+		if all || d.Severity == diag.Warning || d.Severity == diag.Error {
+			fmt.Fprintln(w, d.String())
+		}
+	}
+}
+
+type jsonDiagnostic struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Field    string `json:"field"`
+	Message  string `json:"message"`
+}
+
+func writeDiagnosticsJSON(w io.Writer, ds diag.List) error {
+	out := struct {
+		Diagnostics []jsonDiagnostic `json:"diagnostics"`
+	}{Diagnostics: []jsonDiagnostic{}}
+	for _, d := range ds {
+		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{
+			Code: string(d.Code), Severity: d.Severity.String(), File: d.Pos.File,
+			Line: d.Pos.Line, Column: d.Pos.Col, Field: d.Field, Message: d.Msg,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func writeEffective(w io.Writer, c *manifest.Capsule, asJSON bool) error {
+	e := c.Effective()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(e)
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(e); err != nil {
+		return fmt.Errorf("encoding the effective manifest: %w", err)
+	}
+	return enc.Close()
+}
