@@ -1,0 +1,268 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/murmur/mur/internal/artifact"
+	"github.com/murmur/mur/internal/diag"
+)
+
+// More error kinds of install and launch.
+var (
+	// ErrPin: the bytes differ from the digest murmur.lock pins.
+	ErrPin = errors.New("bytes differ from the murmur.lock pin")
+	// ErrNotInstalled: a declared artifact has no pin or no stored bytes.
+	ErrNotInstalled = errors.New("artifact not installed")
+	// ErrMismatch: a package's own murmur.yaml names another artifact.
+	ErrMismatch = errors.New("package names another artifact")
+)
+
+// Codes mur reports for store errors. E-REG-004, E-REG-011 and E-RUN-006
+// are the spec's; the others are mur's own, listed in docs/artifacts.md.
+const (
+	CodeNotFound    diag.Code = "E-REG-001"
+	CodeUnreachable diag.Code = "E-REG-002"
+	CodeAuth        diag.Code = "E-REG-003"
+	CodeDigest      diag.Code = "E-REG-005"
+	CodePin         diag.Code = "E-REG-006"
+	CodePackage     diag.Code = "E-REG-007"
+	CodeMismatch    diag.Code = "E-REG-008"
+)
+
+// CodeOf maps an error from this package to its diagnostic code; ok is
+// false for errors of no known kind.
+func CodeOf(err error) (diag.Code, bool) {
+	var d diag.Diagnostic
+	switch {
+	case errors.As(err, &d):
+		return d.Code, true
+	case errors.Is(err, ErrPin):
+		return CodePin, true
+	case errors.Is(err, ErrDigest), errors.Is(err, ErrCorrupt):
+		return CodeDigest, true
+	case errors.Is(err, ErrAuth):
+		return CodeAuth, true
+	case errors.Is(err, ErrUnreachable):
+		return CodeUnreachable, true
+	case errors.Is(err, ErrWITLevel):
+		return "E-WIT-LEVEL-001", true
+	case errors.Is(err, ErrNotInstalled):
+		return "E-RUN-006", true
+	case errors.Is(err, ErrMismatch):
+		return CodeMismatch, true
+	case errors.Is(err, artifact.ErrPackage):
+		return CodePackage, true
+	case errors.Is(err, ErrNotFound):
+		return CodeNotFound, true
+	}
+	return "", false
+}
+
+// Project is a capsule's place on disk: its murmur.yaml's directory, the
+// project store, the unpacked trees and murmur.lock.
+type Project struct {
+	Dir   string
+	Store *Layout
+}
+
+// ProjectAt is the project of the capsule whose murmur.yaml is in dir.
+// The store is .murmur/store/ beside murmur.yaml.
+func ProjectAt(dir string) *Project {
+	return &Project{Dir: dir, Store: NewLayout("project", filepath.Join(dir, ".murmur", "store"))}
+}
+
+// GlobalStore is the store under ~/.murmur/store/.
+func GlobalStore(murmurDir string) *Layout {
+	return NewLayout("global", filepath.Join(murmurDir, "store"))
+}
+
+// LockPath is the project's murmur.lock.
+func (p *Project) LockPath() string { return filepath.Join(p.Dir, artifact.LockFile) }
+
+// UnpackedDir is where the package with digest d is unpacked: named by its
+// digest, so a directory there always holds exactly those bytes' files.
+func (p *Project) UnpackedDir(d string) string {
+	return filepath.Join(p.Dir, ".murmur", "unpacked", strings.TrimPrefix(d, "sha256:"))
+}
+
+// ensureUnpacked extracts pkg at its digest's directory unless already
+// there. Extract renames a complete tree into place, so a directory that
+// exists is whole.
+func (p *Project) ensureUnpacked(digest string, pkg *artifact.Package) (string, error) {
+	dir := p.UnpackedDir(digest)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := pkg.Extract(dir); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	return dir, nil
+}
+
+// Checker inspects a fetched package before anything is written: its
+// packed murmur.yaml (E-REG-011 for a malformed models:, a name that is not
+// the one asked for). The CLI wires the manifest package in here.
+type Checker func(f *Fetched, pkg *artifact.Package) error
+
+// Installer resolves, verifies and installs a capsule's artifacts.
+type Installer struct {
+	Project *Project
+	// Sources in resolution order.
+	Sources []Source
+	Check   Checker
+}
+
+// Installed is one installed artifact.
+type Installed struct {
+	Ref    artifact.Ref
+	Digest string
+	From   string
+	Dir    string
+	// Changed is false when the lock already pinned these bytes.
+	Changed bool
+}
+
+type planned struct {
+	f   *Fetched
+	pkg *artifact.Package
+}
+
+// Install resolves every ref (exact versions; "latest" takes the newest
+// that fits this mur), verifies all of them against their sources and
+// murmur.lock, and only then writes: packages into the project store,
+// unpacked trees, and murmur.lock last, atomically, with origin operator.
+// Any refusal writes nothing at all.
+func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Installed, error) {
+	lock, err := artifact.LoadLock(in.Project.LockPath())
+	if err != nil {
+		return nil, err
+	}
+	var plan []planned
+	for _, ref := range refs {
+		f, err := in.resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if pin, ok := lock.Find(f.Ref.Full()); ok && pin.Version == f.Ref.Version && pin.Digest != f.Digest {
+			return nil, fmt.Errorf("%w: %s from %s is %s, murmur.lock pins %s; nothing was installed. If the new bytes are intended, remove its entry from murmur.lock and install again", ErrPin, f.Ref, f.From, f.Digest, pin.Digest)
+		}
+		pkg, err := artifact.Open(f.Data, artifact.DefaultLimits)
+		if err != nil {
+			return nil, fmt.Errorf("%s from %s: %w", f.Ref, f.From, err)
+		}
+		if !pkg.Has("murmur.yaml") {
+			return nil, fmt.Errorf("%w: %s from %s has no murmur.yaml", artifact.ErrPackage, f.Ref, f.From)
+		}
+		if in.Check != nil {
+			if err := in.Check(f, pkg); err != nil {
+				return nil, err
+			}
+		}
+		plan = append(plan, planned{f, pkg})
+	}
+	out := make([]Installed, 0, len(plan))
+	for _, p := range plan {
+		if p.f.From != in.Project.Store.Name() {
+			if _, err := in.Project.Store.Put(ctx, p.f.Ref, p.f.Meta, p.f.Data); err != nil {
+				return nil, err
+			}
+		}
+		dir, err := in.Project.ensureUnpacked(p.f.Digest, p.pkg)
+		if err != nil {
+			return nil, err
+		}
+		old, had := lock.Find(p.f.Ref.Full())
+		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
+		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: artifact.OriginOperator, From: p.f.From})
+		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed})
+	}
+	if err := lock.Save(in.Project.LockPath()); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// resolve finds ref in the first source that holds it. A source that
+// fails (unreachable, refused credentials) does not hide a later one that
+// has it; if none has it, every failure is reported.
+func (in *Installer) resolve(ctx context.Context, ref artifact.Ref) (*Fetched, error) {
+	if ref.Version == "latest" || ref.Version == "" {
+		m, err := NewestIn(ctx, in.Sources, ref.Full())
+		if err != nil {
+			return nil, err
+		}
+		ref.Version = m.Version
+	}
+	var errs []error
+	for _, s := range in.Sources {
+		f, err := s.Fetch(ctx, ref)
+		if err == nil {
+			if f.Meta.Name != "" && (f.Meta.Name != ref.Full() || f.Meta.Version != ref.Version) {
+				return nil, fmt.Errorf("%w: %s in %s is labelled %s@%s", ErrMismatch, ref, s.Name(), f.Meta.Name, f.Meta.Version)
+			}
+			if ok, _ := FitsWIT(f.Meta.WIT); !ok || !RunsHere(f.Meta.Platform) {
+				cands, _ := versionsIn(ctx, in.Sources, ref.Full())
+				return nil, CheckFit(f.Meta, cands)
+			}
+			return f, nil
+		}
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if errors.Is(err, ErrDigest) || errors.Is(err, ErrCorrupt) {
+			// Tampered bytes are never skipped over: the operator must see them.
+			return nil, err
+		}
+		errs = append(errs, err)
+	}
+	names := make([]string, len(in.Sources))
+	for i, s := range in.Sources {
+		names[i] = s.Name()
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s is in no reachable source (tried %s): %w", ref, strings.Join(names, ", "), errors.Join(errs...))
+	}
+	return nil, fmt.Errorf("%w: %s is in none of %s; publish it with `mur publish`, or add the registry that has it to resolution in ~/.murmur/config.yaml", ErrNotFound, ref, strings.Join(names, ", "))
+}
+
+func versionsIn(ctx context.Context, srcs []Source, name string) ([]Meta, error) {
+	var all []Meta
+	var errs []error
+	for _, s := range srcs {
+		ms, err := s.Versions(ctx, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		all = append(all, ms...)
+	}
+	if len(all) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return all, nil
+}
+
+// NewestIn picks the newest version of name, by semver precedence, that
+// fits the served WIT level and has a payload for this platform, across
+// sources; on a tie the earlier source wins.
+func NewestIn(ctx context.Context, srcs []Source, name string) (Meta, error) {
+	all, err := versionsIn(ctx, srcs, name)
+	if err != nil {
+		return Meta{}, err
+	}
+	if len(all) == 0 {
+		return Meta{}, fmt.Errorf("%w: no version of %s in any source", ErrNotFound, name)
+	}
+	m, ok := Newest(all)
+	if !ok {
+		sortMetas(all)
+		return Meta{}, CheckFit(all[0], nil)
+	}
+	return m, nil
+}

@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/murmur/mur/internal/artifact"
+	"github.com/murmur/mur/internal/diag"
+)
+
+// Entry is what launch needs of one artifacts: entry.
+type Entry struct {
+	// Name as written: <scope>/<name>, or the bare name of a source: entry.
+	Name    string
+	Version string
+	Role    string
+	// Source is the source: path as written ("" for a stored artifact);
+	// relative paths resolve against the project directory.
+	Source string
+	// LocalSource is local_source with its default applied.
+	LocalSource bool
+}
+
+// Resolved is one artifact ready to stage: its files on disk.
+type Resolved struct {
+	Name    string
+	Version string // "local" for a local source
+	Role    string
+	Digest  string // "" for a local source
+	Local   bool
+	// Dir holds the unpacked package of a stored artifact; "" for a local
+	// source, whose files are listed in Files.
+	Dir string
+	// Files maps each install path (tools/<name>/<path>) to its bytes'
+	// location on the host.
+	Files map[string]string
+	// Manifest is the artifact's own murmur.yaml; nil for a local skill.
+	Manifest []byte
+}
+
+// Resolution is every artifact of a capsule, resolved. It answers the
+// manifest package's Installed interface through Artifact.
+type Resolution struct {
+	byName map[string]*Resolved
+	List   []*Resolved
+}
+
+// Get returns the resolved artifact for an entry name as written.
+func (r *Resolution) Get(name string) (*Resolved, bool) {
+	a, ok := r.byName[name]
+	return a, ok
+}
+
+// Resolve resolves every entry for launch, in order: a source: entry from
+// disk (never locked); any other from its murmur.lock pin, the project
+// store's blob re-hashed against the pin, unpacked by digest. Nothing is
+// fetched from a registry here: an entry not installed is E-RUN-006.
+func (p *Project) Resolve(_ context.Context, entries []Entry) (*Resolution, error) {
+	lock, err := artifact.LoadLock(p.LockPath())
+	if err != nil {
+		return nil, err
+	}
+	res := &Resolution{byName: map[string]*Resolved{}}
+	for i, e := range entries {
+		var r *Resolved
+		if e.Source != "" {
+			r, err = p.resolveLocal(i, e)
+		} else {
+			r, err = p.resolveStored(lock, e)
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.byName[e.Name] = r
+		res.List = append(res.List, r)
+	}
+	return res, nil
+}
+
+func (p *Project) resolveStored(lock *artifact.Lock, e Entry) (*Resolved, error) {
+	ref, err := artifact.ParseFullName(e.Name)
+	if err != nil {
+		return nil, err
+	}
+	ref.Version = e.Version
+	pin, ok := lock.Find(ref.Full())
+	if !ok || pin.Version != e.Version {
+		return nil, fmt.Errorf("%w: %s is declared but murmur.lock pins no such version; run `mur install`", ErrNotInstalled, ref)
+	}
+	f, err := p.Store.Fetch(context.Background(), ref)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s is pinned but missing from the project store %s; run `mur install`", ErrNotInstalled, ref, p.Store.Root())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.Digest != pin.Digest {
+		return nil, fmt.Errorf("%w: %s in the project store is %s, murmur.lock pins %s; run `mur install` to restore the pinned bytes", ErrPin, ref, f.Digest, pin.Digest)
+	}
+	pkg, err := artifact.Open(f.Data, artifact.DefaultLimits)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	dir, err := p.ensureUnpacked(f.Digest, pkg)
+	if err != nil {
+		return nil, err
+	}
+	mf, err := pkg.ReadFile("murmur.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	files := map[string]string{}
+	for _, n := range pkg.Names() {
+		if n == "murmur.yaml" {
+			continue
+		}
+		files[filepath.ToSlash(filepath.Join("tools", ref.Name, n))] = filepath.Join(dir, filepath.FromSlash(n))
+	}
+	return &Resolved{Name: ref.Full(), Version: ref.Version, Role: e.Role, Digest: f.Digest, Dir: dir, Files: files, Manifest: mf}, nil
+}
+
+// resolveLocal reads a source: entry from disk, with the spec's messages.
+func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
+	field := fmt.Sprintf("artifacts[%d].source", i)
+	if !e.LocalSource {
+		return nil, diag.New("E-MAN-003", diag.Pos{}, field, fmt.Sprintf("artifact '%s' declares 'source:' but does not declare 'local_source: true' (runtime: %s)", e.Name, e.Role))
+	}
+	src := e.Source
+	if !filepath.IsAbs(src) {
+		src = filepath.Join(p.Dir, src)
+	}
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return nil, diag.New(codeIONotFound, diag.Pos{}, field, fmt.Sprintf("skill source path not found: %s", src))
+	}
+	r := &Resolved{Name: e.Name, Version: "local", Role: e.Role, Local: true, Files: map[string]string{}}
+	base := "tools/" + e.Name + "/"
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, diag.New(diag.Code(codeBldPath), diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is a symlink", src))
+	case fi.Mode().IsRegular():
+		// A file is the skill.md, whatever its name.
+		r.Files[base+"skill.md"] = src
+	case fi.IsDir():
+		sf, err := artifact.ReadSkillFolder(src)
+		if err != nil {
+			var d diag.Diagnostic
+			if errors.As(err, &d) {
+				d.Field = field
+				return nil, d
+			}
+			return nil, err
+		}
+		for _, f := range sf.Files {
+			host := filepath.Join(src, filepath.FromSlash(f.Path))
+			if f.Path == "skill.md" {
+				host = findFold(src, "skill.md")
+			}
+			r.Files[base+f.Path] = host
+		}
+	default:
+		return nil, diag.New(diag.Code(codeBldPath), diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is not a file or directory", src))
+	}
+	return r, nil
+}
+
+const (
+	codeIONotFound diag.Code = "E-IO-001"
+	codeBldPath    diag.Code = "E-BLD-002"
+)
+
+// findFold returns the path of the entry of dir named name ignoring case.
+func findFold(dir, name string) string {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.EqualFold(e.Name(), name) {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return filepath.Join(dir, name)
+}
