@@ -11,6 +11,7 @@ package cm
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"runtime/cgo"
 	"time"
@@ -23,13 +24,14 @@ func goRelease(h C.uintptr_t) { cgo.Handle(h).Delete() }
 //export goEpochDeadline
 func goEpochDeadline(_ *C.wasmtime_context_t, h C.uintptr_t, delta *C.uint64_t) *C.wasmtime_error_t {
 	st := cgo.Handle(h).Value().(*storeState)
-	if st.callCtx != nil && st.callCtx.Err() != nil {
-		st.interrupt = ErrCanceled
-		return newCError("call canceled: " + st.callCtx.Err().Error())
-	}
-	if !st.deadline.IsZero() && !time.Now().Before(st.deadline) {
+	deadlinePassed := !st.deadline.IsZero() && !time.Now().Before(st.deadline)
+	if err := st.callCtx.Err(); deadlinePassed || err == context.DeadlineExceeded {
 		st.interrupt = ErrDeadline
-		return newCError(fmt.Sprintf("wall-clock deadline exceeded (%s)", st.limits.Deadline))
+		return newCError(ErrDeadline.Error())
+	}
+	if err := st.callCtx.Err(); err != nil {
+		st.interrupt = ErrCanceled
+		return newCError("call canceled: " + err.Error())
 	}
 	*delta = C.uint64_t(st.nextCheck())
 	return nil

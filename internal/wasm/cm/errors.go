@@ -62,10 +62,17 @@ type TrapError struct {
 
 func (e *TrapError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Kind.Error())
-	if e.Msg != "" && e.Msg != e.Kind.Error() {
-		b.WriteString(": ")
-		b.WriteString(e.Msg)
+	msg := e.Msg
+	if msg == "" && e.Cause != nil {
+		msg = e.Cause.Error()
+	}
+	switch kind := e.Kind.Error(); {
+	case msg == "":
+		b.WriteString(kind)
+	case strings.HasPrefix(msg, kind):
+		b.WriteString(msg)
+	default:
+		b.WriteString(kind + ": " + msg)
 	}
 	for _, f := range e.Frames {
 		fmt.Fprintf(&b, "\n    at %s!%s (func %d)", orUnknown(f.Module), orUnknown(f.Func), f.Index)
@@ -79,6 +86,20 @@ func (e *TrapError) Unwrap() []error {
 		return []error{e.Kind, e.Cause}
 	}
 	return []error{e.Kind}
+}
+
+// trimBacktrace cuts the native backtrace wasmtime appends to messages;
+// Frames carries the wasm one.
+// wasmtime also puts its own rendering of the wasm backtrace before
+// "Caused by:"; keep only the cause.
+func trimBacktrace(msg string) string {
+	if i := strings.Index(msg, "\n\nStack backtrace:"); i >= 0 {
+		msg = msg[:i]
+	}
+	if i := strings.Index(msg, "Caused by:"); i >= 0 {
+		msg = msg[i+len("Caused by:"):]
+	}
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 func orUnknown(s string) string {

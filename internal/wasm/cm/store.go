@@ -159,11 +159,11 @@ func (st *storeState) nextCheck() uint64 {
 // what stopped the guest.
 func (st *storeState) callError(e *C.wasmtime_error_t) error {
 	defer C.wasmtime_error_delete(e)
-	te := &TrapError{Msg: errorMessage(e), Frames: trapFrames(e)}
+	te := &TrapError{Frames: trapFrames(e)}
 	switch {
 	case st.interrupt != nil:
 		te.Kind = st.interrupt
-		if st.interrupt == ErrCanceled {
+		if st.interrupt == ErrCanceled || st.callCtx.Err() != nil {
 			te.Cause = st.callCtx.Err()
 		}
 	case st.hostErr != nil:
@@ -172,6 +172,7 @@ func (st *storeState) callError(e *C.wasmtime_error_t) error {
 			te.Kind = ErrHostPanic
 		}
 	default:
+		te.Msg = trimBacktrace(errorMessage(e))
 		te.Kind = classify(te.Msg)
 	}
 	return te

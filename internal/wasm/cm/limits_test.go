@@ -1,0 +1,259 @@
+//go:build cgo
+
+package cm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func limitsInstance(t *testing.T, e *Engine, l Limits) *Instance {
+	t.Helper()
+	s := newStore(t, e, l, nil)
+	inst, err := e.NewLinker().Instantiate(context.Background(), s, fixture(t, e, "limits.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+func call(t *testing.T, inst *Instance, ctx context.Context, name string) error {
+	t.Helper()
+	f, err := inst.Func(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Call(ctx)
+	return err
+}
+
+func TestDeadlineStopsSpin(t *testing.T) {
+	e := newEngine(t, Config{})
+	inst := limitsInstance(t, e, Limits{Deadline: 50 * time.Millisecond})
+	start := time.Now()
+	err := call(t, inst, context.Background(), "spin")
+	if !errors.Is(err, ErrDeadline) {
+		t.Fatalf("spin: %v, want ErrDeadline", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("spin stopped after %s", d)
+	}
+	var te *TrapError
+	if !errors.As(err, &te) || len(te.Frames) == 0 {
+		t.Fatalf("want a TrapError with a backtrace, got %#v", err)
+	}
+}
+
+func TestContextDeadlineAndCancel(t *testing.T) {
+	e := newEngine(t, Config{})
+	inst := limitsInstance(t, e, Limits{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if err := call(t, inst, ctx, "spin"); !errors.Is(err, ErrDeadline) {
+		t.Fatalf("spin under a context deadline: %v, want ErrDeadline", err)
+	}
+
+	// A trapped instance cannot be entered again; take a fresh one.
+	inst = limitsInstance(t, e, Limits{})
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	err := call(t, inst, ctx, "spin")
+	if !errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("spin canceled: %v, want ErrCanceled and context.Canceled", err)
+	}
+	if err := call(t, inst, ctx, "spin"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("call with a done context: %v", err)
+	}
+}
+
+func TestFuel(t *testing.T) {
+	e := newEngine(t, Config{Fuel: true})
+	inst := limitsInstance(t, e, Limits{Fuel: 100_000})
+	if err := call(t, inst, context.Background(), "spin"); !errors.Is(err, ErrFuel) {
+		t.Fatalf("spin with fuel: %v, want ErrFuel", err)
+	}
+}
+
+func TestGrowthStoppedByLimits(t *testing.T) {
+	e := newEngine(t, Config{})
+	for _, name := range []string{"balloon", "grow-table"} {
+		t.Run(name, func(t *testing.T) {
+			inst := limitsInstance(t, e, Limits{MemoryBytes: 1 << 20, TableElements: 1000})
+			// Past the limit memory.grow/table.grow return -1 (wasm
+			// semantics), on which the fixture traps.
+			err := call(t, inst, context.Background(), name)
+			if !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), "unreachable") {
+				t.Fatalf("%s: %v, want the fixture's unreachable after a refused grow", name, err)
+			}
+		})
+	}
+}
+
+func TestInstantiationLimits(t *testing.T) {
+	e := newEngine(t, Config{})
+	tests := []struct {
+		name    string
+		fixture string
+		limits  Limits
+		want    error
+	}{
+		{"memory", "bigmem.wat", Limits{MemoryBytes: 2 * 65536}, ErrMemoryLimit},
+		{"table", "bigmem.wat", Limits{TableElements: 10}, ErrTableLimit},
+		{"instances", "values.wat", Limits{Instances: 1}, ErrInstanceLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t, e, tt.limits, nil)
+			_, err := echoLinker(e, nil).Instantiate(context.Background(), s, fixture(t, e, tt.fixture))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("instantiate: %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTrapMessage(t *testing.T) {
+	e := newEngine(t, Config{})
+	inst := limitsInstance(t, e, Limits{})
+	err := call(t, inst, context.Background(), "trap")
+	if !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("trap: %v", err)
+	}
+}
+
+func TestHostPanicBecomesTrap(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "add.wat")
+	s := newStore(t, e, Limits{}, nil)
+	l := e.NewLinker()
+	panicking := true
+	l.Func([]string{"mur:test/host@0.1.2"}, "double", func(c *Caller, args []Val) (Val, error) {
+		if panicking {
+			panic("boom")
+		}
+		return U32(args[0].U32() * 2), nil
+	})
+	inst, err := l.Instantiate(context.Background(), s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := inst.Func("add")
+	_, err = f.Call(context.Background(), U32(1), U32(2))
+	if !errors.Is(err, ErrHostPanic) || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("call with panicking host: %v, want ErrHostPanic naming the panic", err)
+	}
+	// The process and a fresh store still work.
+	panicking = false
+	s2 := newStore(t, e, Limits{}, nil)
+	inst, err = l.Instantiate(context.Background(), s2, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ = inst.Func("add")
+	if v, err := f.Call(context.Background(), U32(1), U32(2)); err != nil || v.U32() != 6 {
+		t.Fatalf("after panic: %v, %v", v, err)
+	}
+}
+
+func TestHostErrorKeepsCause(t *testing.T) {
+	e := newEngine(t, Config{})
+	sentinel := errors.New("exit 3")
+	l := e.NewLinker()
+	l.Func([]string{"mur:test/host@0.1.2"}, "double", func(c *Caller, args []Val) (Val, error) {
+		if c.Data() != "policy" || c.Context().Value(ctxKey{}) != "v" {
+			return Val{}, errors.New("caller does not carry the store data and call context")
+		}
+		return Val{}, sentinel
+	})
+	s := newStore(t, e, Limits{}, "policy")
+	inst, err := l.Instantiate(context.Background(), s, fixture(t, e, "add.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := inst.Func("add")
+	_, err = f.Call(context.WithValue(context.Background(), ctxKey{}, "v"), U32(1), U32(2))
+	if !errors.Is(err, sentinel) || !errors.Is(err, ErrHost) {
+		t.Fatalf("call: %v, want the host's error", err)
+	}
+}
+
+type ctxKey struct{}
+
+func TestMissingImportNamed(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "add.wat")
+	tests := []struct {
+		name string
+		l    *Linker
+		want string
+	}{
+		{"nothing defined", e.NewLinker(), `instance "mur:test/host@0.1.2"`},
+		{"incompatible version", func() *Linker {
+			l := e.NewLinker()
+			l.Func([]string{"mur:test/host@0.2.0"}, "double", nil)
+			return l
+		}(), `instance "mur:test/host@0.1.2"`},
+		{"function missing", func() *Linker {
+			l := e.NewLinker()
+			l.Func([]string{"mur:test/host@0.1.2"}, "triple", nil)
+			return l
+		}(), `function "double" in "mur:test/host@0.1.2"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t, e, Limits{}, nil)
+			_, err := tt.l.Instantiate(context.Background(), s, c)
+			if !errors.Is(err, ErrMissingImport) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("instantiate: %v, want ErrMissingImport naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResourceLifecycle(t *testing.T) {
+	e := newEngine(t, Config{})
+	const counterType ResourceType = 7
+	var dropped []uint32
+	l := e.NewLinker()
+	path := []string{"mur:test/res@0.1.0"}
+	l.Resource(path, "counter", counterType, func(c *Caller, rep uint32) error {
+		dropped = append(dropped, rep)
+		return nil
+	})
+	l.Func(path, "make", func(c *Caller, args []Val) (Val, error) {
+		return Own(counterType, args[0].U32()*10), nil
+	})
+	l.Func(path, "get", func(c *Caller, args []Val) (Val, error) {
+		h, err := c.HostHandle(args[0])
+		if err != nil {
+			return Val{}, err
+		}
+		if h.Type != counterType || h.Owned {
+			return Val{}, errors.New("get expects a borrowed counter")
+		}
+		return U32(h.Rep + 1), nil
+	})
+	s := newStore(t, e, Limits{}, nil)
+	inst, err := l.Instantiate(context.Background(), s, fixture(t, e, "resource.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := inst.Func("run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.Call(context.Background(), U32(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.U32() != 41 {
+		t.Fatalf("run(4) = %v, want 41", v)
+	}
+	if len(dropped) != 1 || dropped[0] != 40 {
+		t.Fatalf("destructor saw %v, want [40]", dropped)
+	}
+}
