@@ -407,4 +407,3 @@ func (a appender) Write(p []byte) (int, error) {
 	}
 	return a.f.Write(p)
 }
-
