@@ -1,0 +1,109 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// dispatch runs the tool calls of one reply, in order, through the one
+// dispatch path every kind of tool shares, and appends their results as
+// one user message. A non-nil Outcome ends the task.
+func (l *Loop) dispatch(ctx context.Context, t *task, calls []ToolCall) (Outcome, bool) {
+	msg := Message{Role: RoleUser}
+	for _, c := range calls {
+		text, isErr := l.call(ctx, t, c)
+		msg.Content = append(msg.Content, Block{Type: BlockToolResult, ToolUseID: c.ID, Text: text, IsError: isErr})
+	}
+	t.conv.add(msg, l.Recorder)
+	if o := l.ctxOutcome(ctx, t); o != nil {
+		return *o, true
+	}
+	return Outcome{}, false
+}
+
+// call runs one tool call and returns what the model reads back.
+func (l *Loop) call(ctx context.Context, t *task, c ToolCall) (string, bool) {
+	line := map[string]any{"task_id": t.id, "turn": t.out.Turns, "tool": c.Name, "call_id": c.ID}
+	tool, ok := l.Tools.lookup(c.Name)
+	if !ok {
+		text := fmt.Sprintf("%s: no such tool. This call did not run. The tools you can call are the ones in your tool list.", c.Name)
+		line["status"], line["error"], line["duration_ms"] = string(StatusError), "unknown tool", int64(0)
+		l.emit("tool_call", line)
+		return text, true
+	}
+	def := tool.Def()
+	if missing := MissingRequired(def.InputSchema, c.Input); len(missing) > 0 {
+		text := RefusalText(c.Name, requiredOf(def.InputSchema), missing)
+		l.emit("tool_input_refused", map[string]any{"task_id": t.id, "turn": t.out.Turns, "tool": c.Name, "call_id": c.ID, "missing": missing})
+		line["status"], line["error"], line["duration_ms"] = string(StatusError), "missing required input", int64(0)
+		l.emit("tool_call", line)
+		return text, true
+	}
+	start := l.now()
+	res, err := tool.Call(ctx, c.Input)
+	line["duration_ms"] = l.now().Sub(start).Milliseconds()
+	if err != nil {
+		res = Result{Status: StatusError, Summary: err.Error()}
+	}
+	if res.Status == "" {
+		res.Status = StatusError
+		res.Summary = "the tool returned no status"
+	}
+	line["status"] = string(res.Status)
+	effect, _ := res.Meta(MetaStateEffect)
+	if effect != "read" && effect != "mutate" {
+		effect = "unknown"
+	}
+	line["state_effect"] = effect
+	if rid, ok := res.Meta(MetaResourceID); ok && rid != "" {
+		line["resource_id"] = rid
+	}
+	if res.Truncated {
+		line["truncated"] = true
+	}
+	text := resultText(res)
+	if l.Recorder.Content() {
+		out := text
+		if len(out) > maxToolOutputInLine {
+			sha, _ := l.Recorder.Hash([]byte(out))
+			line["output_sha"] = sha
+			out = out[:maxToolOutputInLine]
+		}
+		line["output"] = out
+	}
+	if err != nil {
+		line["error"] = err.Error()
+	}
+	l.emit("tool_call", line)
+	return text, res.Status != StatusPassed
+}
+
+// resultText is what the model reads back from a tool result.
+func resultText(r Result) string {
+	var b strings.Builder
+	switch {
+	case r.Data != "":
+		b.WriteString(r.Data)
+	case r.Summary != "":
+		b.WriteString(r.Summary)
+	case r.DataPath != "":
+		b.WriteString("The output was written to " + r.DataPath + ".")
+	}
+	if r.Data != "" && r.Summary != "" && r.Status != StatusPassed {
+		b.WriteString("\n" + r.Summary)
+	}
+	if r.Truncated {
+		b.WriteString("\n[output truncated]")
+	}
+	return b.String()
+}
+
+// lookup is Lookup on a possibly empty inventory.
+func (inv *Inventory) lookup(name string) (Tool, bool) {
+	if inv == nil {
+		return nil, false
+	}
+	return inv.Lookup(name)
+}
+

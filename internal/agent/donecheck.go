@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultDoneCheckTimeout is lifecycle.done_check.timeout_secs' default.
+const DefaultDoneCheckTimeout = 600 * time.Second
+
+// doneOutputLimit bounds the check output a reopened attempt is handed.
+const doneOutputLimit = 16 << 10
+
+// CheckResult is one run of a command.
+type CheckResult struct {
+	ExitCode int
+	Output   string
+	TimedOut bool
+}
+
+// CommandRunner runs a done check's command. The shell area's sandboxed
+// runner implements it; ExecRunner runs it directly.
+type CommandRunner interface {
+	RunCheck(ctx context.Context, argv []string, dir string, timeout time.Duration) (CheckResult, error)
+}
+
+// ExecRunner runs a command as a child process in its own process group,
+// with env as its whole environment, and kills the group at the timeout.
+type ExecRunner struct {
+	Env []string
+}
+
+// RunCheck implements CommandRunner.
+func (r ExecRunner) RunCheck(ctx context.Context, argv []string, dir string, timeout time.Duration) (CheckResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = r.Env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return CheckResult{}, fmt.Errorf("start done check: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	timedOut := false
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+		timedOut = true
+	}
+	res := CheckResult{Output: out.String(), TimedOut: timedOut}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+		if res.ExitCode < 0 {
+			res.ExitCode = 128 + int(syscall.SIGKILL)
+		}
+	default:
+		return res, fmt.Errorf("wait for done check: %w", err)
+	}
+	return res, nil
+}
+
+// ErrSplit means a command's quotes or escapes do not close.
+var ErrSplit = errors.New("unterminated quote or escape")
+
+// SplitWords splits a command as the shell tool does: whitespace separates
+// words, single and double quotes group them, a backslash escapes the next
+// character (outside single quotes), and nothing is expanded.
+func SplitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case quote == '"':
+			if r == '"' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if escaped || quote != 0 {
+		return nil, ErrSplit
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// doneCheck runs lifecycle.done_check at a stop. It reports true when the
+// task is reopened with the check's output.
+func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
+	argv, err := SplitWords(l.Done.Command)
+	if err != nil || len(argv) == 0 {
+		argv = nil
+	}
+	timeout := l.Done.Timeout
+	if timeout <= 0 {
+		timeout = DefaultDoneCheckTimeout
+	}
+	t.out.DoneCheckRuns++
+	start := l.now()
+	var res CheckResult
+	if argv == nil {
+		err = fmt.Errorf("done check command %q: %w", l.Done.Command, ErrSplit)
+	} else {
+		res, err = l.Runner.RunCheck(ctx, argv, l.Workdir, timeout)
+	}
+	met := err == nil && res.ExitCode == 0 && !res.TimedOut
+	line := map[string]any{
+		"task_id": t.id, "run": t.out.DoneCheckRuns, "command": l.Done.Command, "exit_code": res.ExitCode,
+		"met": met, "duration_ms": l.now().Sub(start).Milliseconds(),
+	}
+	if res.TimedOut {
+		line["timed_out"] = true
+	}
+	if err != nil {
+		line["error"] = err.Error()
+	}
+	reopen := !met && t.out.DoneCheckReopens < l.Done.Limit && (l.MaxTurns == 0 || t.out.Turns < l.MaxTurns)
+	line["reopened"] = reopen
+	l.emit("done_check", line)
+	t.out.DoneCheckMet = &met
+	if !reopen {
+		return false
+	}
+	t.out.DoneCheckReopens++
+	out := res.Output
+	if len(out) > doneOutputLimit {
+		out = "[first " + fmt.Sprint(len(out)-doneOutputLimit) + " bytes cut]\n" + out[len(out)-doneOutputLimit:]
+	}
+	var why string
+	switch {
+	case err != nil:
+		why = "could not run: " + err.Error()
+	case res.TimedOut:
+		why = fmt.Sprintf("was killed after %s", timeout)
+	default:
+		why = fmt.Sprintf("failed with exit code %d", res.ExitCode)
+	}
+	l.user(t, fmt.Sprintf("[murmur] The task is not done: its done check `%s` %s. Its output:\n\n%s\n\nFix what it reports, then finish.", l.Done.Command, why, strings.TrimRight(out, "\n")))
+	return true
+}

@@ -1,0 +1,312 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/murmur/mur/internal/spend"
+	"github.com/murmur/mur/internal/tokens"
+)
+
+// turn makes one counted inference call and appends the reply to the
+// conversation. A non-nil Outcome ends the task.
+func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
+	if o := l.ctxOutcome(ctx, t); o != nil {
+		return Response{}, o
+	}
+	turnNo := t.out.Turns + 1
+	req := Request{
+		Format: Format, Model: l.Model, Messages: t.conv.msgs,
+		Tools: nil, MaxTokens: l.Choice.OutputCap, Config: l.Config, ContextID: t.contextID,
+	}
+	if l.Prompt.Set {
+		req.System = l.Prompt.Text
+	}
+	sentFrom := 0
+	if l.cont.id != "" && l.cont.contextID == t.contextID && l.cont.acked <= len(t.conv.msgs) {
+		sentFrom = l.cont.acked
+		req.Messages = t.conv.msgs[sentFrom:]
+		req.ContinuationID = l.cont.id
+	}
+	data, err := marshalRequest(req, l.toolsJSON)
+	if err != nil {
+		o := l.fail(t, causeInference, err.Error())
+		return Response{}, &o
+	}
+	input := t.conv.estimate(l.fixedTokens)
+	line := map[string]any{
+		"task_id": t.id, "turn": turnNo, "choice": l.Choice.Choice, "driver": l.Choice.Driver, "model": l.Model,
+		"max_tokens": l.Choice.OutputCap, "input_tokens": input, "messages": len(t.conv.msgs),
+	}
+	if l.Choice.Budget > 0 {
+		line["input_budget"] = l.Choice.Budget
+	}
+	if req.ContinuationID != "" {
+		line["continuation"] = true
+		line["messages_sent"] = len(req.Messages)
+	}
+	if l.Recorder.Hashes() {
+		if l.systemSHA != "" {
+			line["system_sha"] = l.systemSHA
+		}
+		line["tools_sha"] = l.toolsSHA
+		line["message_shas"] = t.conv.shas
+	}
+
+	res, f, attempts, stopped, resErr := l.attempts(ctx, t, data, input, line)
+	if attempts > 1 {
+		line["attempts"] = attempts
+	}
+	if stopped != "" {
+		line["retry_stopped"] = stopped
+	}
+	if resErr != nil {
+		// Refused by a spend ceiling (before or between attempts), or a
+		// cancel during a wait.
+		var ref *spend.Refusal
+		if errors.As(resErr, &ref) {
+			return Response{}, l.refused(t, ref)
+		}
+		if o := l.ctxOutcome(ctx, t); o != nil {
+			return Response{}, o
+		}
+		o := l.fail(t, causeInference, resErr.Error())
+		return Response{}, &o
+	}
+	if f != nil {
+		line["error"] = f.msg
+		if f.status > 0 {
+			line["http_status"] = f.status
+		}
+		l.emit("inference", line)
+		t.out.Turns = turnNo
+		if o := l.ctxOutcome(ctx, t); o != nil {
+			return Response{}, o
+		}
+		reason := f.reason() + suffix(attempts, stopped)
+		if f.credential {
+			t.out.Code = codeCredential
+			o := l.fail(t, causeCredential, reason+"; the provider rejected the credential: check the gateway's api_key")
+			return Response{}, &o
+		}
+		o := l.fail(t, causeInference, reason)
+		return Response{}, &o
+	}
+	resp := res.resp
+	t.out.Turns = turnNo
+	t.out.InputTokens += res.chargedIn
+	t.out.OutputTokens += res.chargedOut
+	line["output_tokens"] = res.outTokens
+	for k, v := range res.actual {
+		line[k] = v
+	}
+	line["charged"] = res.chargedIn + res.chargedOut
+	line["stop_reason"] = resp.StopReason
+	line["duration_ms"] = res.dur.Milliseconds()
+	if l.Recorder.Hashes() {
+		sha, _ := l.Recorder.Hash(res.raw)
+		line["response_sha"] = sha
+	}
+	l.emit("inference", line)
+
+	// Commit the reply. A reply cut at the cap keeps its text only: its
+	// tool calls are dropped unrun, so none may stand unanswered.
+	msg := Message{Role: RoleAssistant}
+	if resp.Text != "" {
+		msg.Content = append(msg.Content, Block{Type: BlockText, Text: resp.Text})
+	}
+	if resp.StopReason != StopMaxTokens {
+		for _, c := range resp.ToolCalls {
+			msg.Content = append(msg.Content, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name, Input: c.Input})
+		}
+	}
+	if len(msg.Content) == 0 {
+		msg.Content = []Block{{Type: BlockText, Text: ""}}
+	}
+	t.conv.add(msg, l.Recorder)
+	if res.anchor > 0 {
+		t.conv.anchor, t.conv.anchorLen = res.anchor, len(t.conv.msgs)
+	}
+	if id, ok := res.result.Meta(MetaContinuationID); ok && id != "" {
+		l.cont = continuation{id: id, contextID: t.contextID, acked: len(t.conv.msgs)}
+	} else {
+		l.cont = continuation{contextID: t.contextID}
+	}
+	return resp, nil
+}
+
+// suffix is the failure reason's attempts-and-stop ending.
+func suffix(attempts int, stopped string) string {
+	switch {
+	case stopped != "":
+		word := "attempts"
+		if attempts == 1 {
+			word = "attempt"
+		}
+		return fmt.Sprintf(" (%d %s; retry stopped: %s)", attempts, word, stopped)
+	case attempts > 1:
+		return fmt.Sprintf(" (%d attempts)", attempts)
+	}
+	return ""
+}
+
+// marshalRequest renders the request with the session's tool array, which
+// is marshalled once per session rather than once per turn.
+func marshalRequest(req Request, toolsJSON json.RawMessage) ([]byte, error) {
+	type wire struct {
+		Request
+		Tools json.RawMessage `json:"tools"`
+	}
+	b, err := json.Marshal(wire{Request: req, Tools: toolsJSON})
+	if err != nil {
+		return nil, fmt.Errorf("inference request: %w", err)
+	}
+	return b, nil
+}
+
+// success is a passed call, measured.
+type success struct {
+	resp       Response
+	result     Result
+	raw        []byte
+	dur        time.Duration
+	outTokens  int64
+	chargedIn  int64
+	chargedOut int64
+	actual     map[string]any
+	anchor     int64
+}
+
+// attempts runs the call, retrying transient failures. It returns the
+// success, or the final failure with the attempt count and retry stop, or
+// an error for a spend refusal or a cancelled wait.
+func (l *Loop) attempts(ctx context.Context, t *task, data []byte, input int64, line map[string]any) (*success, *failure, int, string, error) {
+	need := input + l.Choice.OutputCap
+	for attempt := 0; ; attempt++ {
+		var res spend.Reservation
+		if len(l.Ceilings) > 0 {
+			r, err := spend.Admit(need, l.Ceilings...)
+			if err != nil {
+				return nil, nil, attempt, "", err
+			}
+			res = r
+		}
+		start := l.now()
+		out, derr := l.Driver.Run(ctx, data)
+		dur := l.now().Sub(start)
+		if derr == nil && out.Status == StatusPassed {
+			resp, perr := ParseResponse([]byte(out.Data))
+			if perr != nil {
+				derr = perr
+			} else {
+				s := measure(out, resp, input)
+				s.dur = dur
+				if res != nil {
+					res.Settle(s.chargedIn + s.chargedOut)
+				}
+				return s, nil, attempt + 1, "", nil
+			}
+		}
+		f := classify(out, derr, l.now())
+		retry := f.transient && ctx.Err() == nil
+		// Charges: a retried attempt that failed on a provider status or
+		// a broken connection costs nothing; anything else is charged what
+		// any failed call is (the provider's report, else the input).
+		charge := failedCharge(out, input)
+		if retry && f.brokeOrStatus {
+			charge = 0
+		}
+		if res != nil {
+			res.Settle(charge)
+		}
+		if !retry {
+			t.out.InputTokens += charge
+			return nil, &f, attempt + 1, "", nil
+		}
+		if attempt >= l.Retry.MaxRetries {
+			t.out.InputTokens += charge
+			return nil, &f, attempt + 1, StoppedMaxRetries, nil
+		}
+		wait := backoff(l.Retry, attempt, l.Rand)
+		if f.hasRetryAfter {
+			if f.retryAfter > time.Duration(l.Retry.MaxDelayMs)*time.Millisecond {
+				t.out.InputTokens += charge
+				return nil, &f, attempt + 1, StoppedRetryAfter, nil
+			}
+			wait = f.retryAfter
+		}
+		if !l.Deadline.IsZero() && !l.now().Add(wait).Before(l.Deadline) {
+			t.out.InputTokens += charge
+			return nil, &f, attempt + 1, StoppedDeadline, nil
+		}
+		rl := map[string]any{"task_id": t.id, "turn": line["turn"], "attempt": attempt + 1, "wait_ms": wait.Milliseconds(), "error": f.msg}
+		if f.status > 0 {
+			rl["http_status"] = f.status
+		}
+		l.emit("inference_retry", rl)
+		if err := l.sleep(ctx, wait); err != nil {
+			return nil, nil, attempt + 1, "", err
+		}
+	}
+}
+
+// failedCharge is what a failed call costs: the provider's request plus
+// completion when its error payload reported both, else the estimate of
+// the request alone.
+func failedCharge(out Result, input int64) int64 {
+	in, o := out.metaInt(MetaInputTokens), out.metaInt(MetaOutputTokens)
+	if in >= 0 && o >= 0 {
+		return in + max(out.metaInt(MetaCachedTokens), 0) + max(out.metaInt(MetaCacheWriteTokens), 0) + o
+	}
+	return input
+}
+
+// measure counts a passed call and decides its charge: the provider's
+// counts when it reported both, else the runtime's.
+func measure(out Result, resp Response, input int64) *success {
+	s := &success{resp: resp, result: out, raw: []byte(out.Data), actual: map[string]any{}}
+	s.outTokens = int64(tokens.Count(resp.Text))
+	for _, c := range resp.ToolCalls {
+		s.outTokens += int64(tokens.Count(c.Name) + tokens.CountBytes(c.Input))
+	}
+	in, o := out.metaInt(MetaInputTokens), out.metaInt(MetaOutputTokens)
+	cached, cw := out.metaInt(MetaCachedTokens), out.metaInt(MetaCacheWriteTokens)
+	if in >= 0 {
+		s.actual["input_tokens_actual"] = in
+	}
+	if o >= 0 {
+		s.actual["output_tokens_actual"] = o
+	}
+	if cached >= 0 {
+		s.actual["cached_tokens"] = cached
+	}
+	if cw >= 0 {
+		s.actual["cache_write_tokens"] = cw
+	}
+	if in >= 0 && o >= 0 {
+		s.chargedIn = in + max(cached, 0) + max(cw, 0)
+		s.chargedOut = o
+		s.actual["charge_basis"] = "provider"
+		s.anchor = s.chargedIn + o
+	} else {
+		s.chargedIn, s.chargedOut = input, s.outTokens
+		s.actual["charge_basis"] = "runtime"
+	}
+	return s
+}
+
+// refused writes every surface of a spend refusal the loop owns and latches
+// the session.
+func (l *Loop) refused(t *task, ref *spend.Refusal) *Outcome {
+	if l.Session != nil {
+		l.Session.Latch(ref)
+	}
+	l.emit("spend_ceiling_reached", map[string]any{
+		"task_id": t.id, "limit": ref.Limit, "ceiling": ref.Ceiling, "used": ref.Used, "needed": ref.Needed, "latched": ref.Latched,
+	})
+	t.out.Status, t.out.Cause, t.out.Reason, t.out.Code = ExitSpendCeiling, causeSpend, ref.Error(), codeTaskFailed
+	return &t.out
+}

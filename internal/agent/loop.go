@@ -1,0 +1,357 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/spend"
+	"github.com/murmur/mur/internal/tokens"
+	"github.com/murmur/mur/internal/trace"
+)
+
+// Exit statuses of a task and a session (task_end and session_end
+// exit_status, the status mur run prints).
+const (
+	ExitOK              = "ok"
+	ExitFailed          = "failed"
+	ExitMaxTurns        = "max_turns_reached"
+	ExitSpendCeiling    = "spend_ceiling_reached"
+	ExitDeadline        = "deadline"
+	ExitCanceled        = "canceled"
+	causeOutputCap      = "output_cap"
+	causeInference      = "inference"
+	causeCredential     = "credential_rejected"
+	causeSpend          = "spend_ceiling"
+	causeDeadline       = "deadline"
+	causeCanceled       = "canceled"
+	codeTaskFailed      = diag.Code("E-RUN-040")
+	codeCredential      = diag.Code("E-RUN-027")
+	codeFragment        = diag.Code("W-RUN-001")
+	emptyCappedToFail   = 2
+	maxToolOutputInLine = 64 << 10
+)
+
+// KeepWorking is lifecycle.keep_working.
+type KeepWorking struct {
+	Message string
+	Limit   int
+}
+
+// DoneCheck is lifecycle.done_check.
+type DoneCheck struct {
+	Command string
+	Limit   int
+	Timeout time.Duration // default 600 s
+}
+
+// Outcome is how a task ended.
+type Outcome struct {
+	TaskID string
+	Status string
+	// Answer is the last text the model gave.
+	Answer string
+	// Fragment marks an answer cut at the output cap.
+	Fragment bool
+	// Reason is the failure or refusal text (with the retry suffix).
+	Reason string
+	Cause  string
+	Code   diag.Code
+	Turns  int
+	// Tokens charged across the task's calls.
+	InputTokens, OutputTokens int64
+	Continuations             int
+	DoneCheckRuns             int
+	DoneCheckReopens          int
+	DoneCheckMet              *bool
+}
+
+// Loop runs tasks of one session. It is the session object the CLI and,
+// later, the A2A door drive; one task runs at a time.
+type Loop struct {
+	SessionID string
+	Model     string
+	Driver    Driver
+	Choice    Limits
+	Config    json.RawMessage
+	Tools     *Inventory
+	Prompt    Prompt
+	Events    *event.Stream
+	Recorder  trace.Recorder
+	Retry     RetryConfig
+	MaxTurns  int
+	Keep      *KeepWorking
+	Done      *DoneCheck
+	Runner    CommandRunner
+	Workdir   string
+	// Session is inference.max_session_tokens, nil when unset; Ceilings
+	// holds it and the machine meter, every ceiling in effect.
+	Session  *spend.SessionCeiling
+	Ceilings []spend.Admitter
+	// Deadline is the session's --deadline (zero: none); NoticeAt is when
+	// the agent is told, zero for no notice.
+	Deadline time.Time
+	NoticeAt time.Time
+
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
+	Rand  *rand.Rand
+
+	noticeSent  bool
+	cont        continuation
+	fixedTokens int64
+	toolsJSON   json.RawMessage
+	systemSHA   string
+	toolsSHA    string
+	prepared    bool
+}
+
+// continuation is spec 000's held continuation id.
+type continuation struct {
+	id        string
+	contextID string
+	acked     int
+}
+
+func (l *Loop) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
+	if l.Sleep != nil {
+		return l.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (l *Loop) emit(typ string, f map[string]any) {
+	if l.Events != nil {
+		l.Events.Emit(event.Event{Type: typ, Fields: f})
+	}
+}
+
+// prepare computes what every call of the session shares: the tool array
+// and system prompt, their token counts and hashes.
+func (l *Loop) prepare() error {
+	if l.prepared {
+		return nil
+	}
+	if l.Rand == nil {
+		l.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d7572))
+	}
+	defs := []ToolDef{}
+	if l.Tools != nil {
+		defs = l.Tools.Defs()
+	}
+	b, err := json.Marshal(defs)
+	if err != nil {
+		return fmt.Errorf("tool array: %w", err)
+	}
+	l.toolsJSON = b
+	l.fixedTokens = int64(tokens.CountBytes(b)) + int64(tokens.Count(l.Prompt.Text))
+	if l.toolsSHA, err = l.Recorder.Hash(b); err != nil {
+		return err
+	}
+	if l.Prompt.Set {
+		if l.systemSHA, err = l.Recorder.Hash([]byte(l.Prompt.Text)); err != nil {
+			return err
+		}
+	}
+	l.prepared = true
+	return nil
+}
+
+// task is one running task's state.
+type task struct {
+	id         string
+	contextID  string
+	conv       conversation
+	out        Outcome
+	emptyCaps  int
+	lastCapped bool
+}
+
+// RunTask runs one task to its end.
+func (l *Loop) RunTask(ctx context.Context, taskID, contextID, text string) Outcome {
+	t := &task{id: taskID, contextID: contextID, out: Outcome{TaskID: taskID}}
+	if err := l.prepare(); err != nil {
+		return l.fail(t, causeInference, err.Error())
+	}
+	l.emit("task_start", map[string]any{"task_id": taskID, "context_id": contextID, "max_turns": l.MaxTurns})
+	if contextID != l.cont.contextID {
+		// A continuation never crosses into another context.
+		l.cont = continuation{}
+	}
+	if err := t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.Recorder); err != nil {
+		return l.end(l.fail(t, causeInference, err.Error()))
+	}
+	return l.end(l.loop(ctx, t))
+}
+
+func (l *Loop) loop(ctx context.Context, t *task) Outcome {
+	for {
+		if l.MaxTurns > 0 && t.out.Turns >= l.MaxTurns {
+			t.out.Status = ExitMaxTurns
+			return t.out
+		}
+		l.maybeNotice(t)
+		resp, stop := l.turn(ctx, t)
+		if stop != nil {
+			return *stop
+		}
+		last := l.MaxTurns > 0 && t.out.Turns >= l.MaxTurns
+		if resp.StopReason == StopMaxTokens {
+			if o, done := l.capped(t, resp, last); done {
+				return o
+			}
+			continue
+		}
+		t.emptyCaps = 0
+		if len(resp.ToolCalls) > 0 {
+			if o, done := l.dispatch(ctx, t, resp.ToolCalls); done {
+				return o
+			}
+			if last {
+				t.out.Status = ExitMaxTurns
+				return t.out
+			}
+			continue
+		}
+		t.out.Answer = resp.Text
+		t.out.Fragment = false
+		if last {
+			t.out.Status = ExitOK
+			return t.out
+		}
+		if l.Keep != nil && t.out.Continuations < l.Keep.Limit {
+			t.out.Continuations++
+			l.emit("keep_working", map[string]any{"task_id": t.id, "continuation": t.out.Continuations, "limit": l.Keep.Limit})
+			l.user(t, l.Keep.Message)
+			continue
+		}
+		if l.Done != nil {
+			if l.doneCheck(ctx, t) {
+				continue
+			}
+		}
+		t.out.Status = ExitOK
+		return t.out
+	}
+}
+
+// capped handles a turn the provider stopped at the output cap.
+func (l *Loop) capped(t *task, resp Response, last bool) (Outcome, bool) {
+	empty := resp.Text == "" && len(resp.ToolCalls) == 0
+	if empty {
+		t.emptyCaps++
+	} else {
+		t.emptyCaps = 0
+	}
+	if t.emptyCaps >= emptyCappedToFail {
+		return l.fail(t, causeOutputCap, fmt.Sprintf("two turns in a row were cut at the output cap of %d tokens with no text and no tool call; raise inference.max_tokens", l.Choice.OutputCap)), true
+	}
+	if last {
+		t.out.Answer, t.out.Fragment, t.out.Status = resp.Text, true, ExitOK
+		return t.out, true
+	}
+	if resp.Text != "" {
+		t.out.Answer, t.out.Fragment = resp.Text, true
+	}
+	dropped := ""
+	if len(resp.ToolCalls) > 0 {
+		names := make([]string, len(resp.ToolCalls))
+		for i, c := range resp.ToolCalls {
+			names[i] = c.Name
+		}
+		dropped = fmt.Sprintf(" Its tool calls (%s) were not run.", strings.Join(names, ", "))
+	}
+	l.user(t, fmt.Sprintf("[murmur] Your last reply was cut off at the output cap of %d tokens.%s Continue from where it was cut, in smaller steps.", l.Choice.OutputCap, dropped))
+	return Outcome{}, false
+}
+
+// user appends a runtime-authored user message.
+func (l *Loop) user(t *task, text string) {
+	t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.Recorder)
+}
+
+// maybeNotice tells the agent, once, that the deadline is near.
+func (l *Loop) maybeNotice(t *task) {
+	if l.noticeSent || l.NoticeAt.IsZero() || l.now().Before(l.NoticeAt) {
+		return
+	}
+	l.noticeSent = true
+	left := l.Deadline.Sub(l.now()).Round(time.Second)
+	if left < 0 {
+		left = 0
+	}
+	l.emit("deadline_notice", map[string]any{"task_id": t.id, "deadline": l.Deadline.UTC().Format(time.RFC3339), "seconds_left": int64(left / time.Second)})
+	l.user(t, fmt.Sprintf("[murmur] This session ends at %s, in about %s (mur run --deadline). Finish the step you are on and give your answer now; work still running then is stopped.", l.Deadline.UTC().Format(time.RFC3339), left))
+}
+
+// fail ends a task failed with cause and reason.
+func (l *Loop) fail(t *task, cause, reason string) Outcome {
+	t.out.Status, t.out.Cause, t.out.Reason = ExitFailed, cause, reason
+	if t.out.Code == "" {
+		t.out.Code = codeTaskFailed
+	}
+	return t.out
+}
+
+// end writes task_failed (when it failed) and task_end.
+func (l *Loop) end(o Outcome) Outcome {
+	if o.Status == ExitFailed {
+		l.emit("task_failed", map[string]any{"task_id": o.TaskID, "cause": o.Cause, "reason": o.Reason, "code": string(o.Code)})
+	}
+	f := map[string]any{
+		"task_id": o.TaskID, "exit_status": o.Status, "turns": o.Turns,
+		"input_tokens": o.InputTokens, "output_tokens": o.OutputTokens,
+	}
+	if o.Fragment {
+		f["fragment"] = true
+	}
+	if o.Reason != "" {
+		f["reason"] = o.Reason
+	}
+	if l.Keep != nil {
+		f["keep_working"] = map[string]any{"continuations": o.Continuations, "limit": l.Keep.Limit}
+	}
+	if l.Done != nil {
+		dc := map[string]any{"runs": o.DoneCheckRuns, "reopens": o.DoneCheckReopens}
+		if o.DoneCheckMet != nil {
+			dc["met"] = *o.DoneCheckMet
+		}
+		f["done_check"] = dc
+	}
+	l.emit("task_end", f)
+	return o
+}
+
+// ctxOutcome maps a cancelled context to the task's end.
+func (l *Loop) ctxOutcome(ctx context.Context, t *task) *Outcome {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (!l.Deadline.IsZero() && !l.now().Before(l.Deadline)) {
+		t.out.Status, t.out.Cause = ExitDeadline, causeDeadline
+		t.out.Reason = "the session reached its --deadline at " + l.Deadline.UTC().Format(time.RFC3339)
+	} else {
+		t.out.Status, t.out.Cause, t.out.Reason = ExitCanceled, causeCanceled, "the task was canceled"
+	}
+	return &t.out
+}

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RetryConfig is inference.retry with its defaults applied.
+type RetryConfig struct {
+	MaxRetries     int
+	InitialDelayMs int64
+	MaxDelayMs     int64
+}
+
+// DefaultRetry is inference.retry when the manifest sets none of its keys.
+var DefaultRetry = RetryConfig{MaxRetries: 6, InitialDelayMs: 1000, MaxDelayMs: 60000}
+
+// retry_stopped values on an inference record.
+const (
+	StoppedMaxRetries = "max_retries"
+	StoppedRetryAfter = "retry_after"
+	StoppedDeadline   = "deadline"
+)
+
+// failure is one failed attempt, classified.
+type failure struct {
+	msg        string // the provider's error text, or the dispatch error
+	status     int    // HTTP status when the driver reported one
+	transient  bool
+	credential bool
+	// brokeOrStatus is true when the attempt failed on a provider status
+	// or a connection that broke before a response: a retried attempt of
+	// that kind is charged nothing.
+	brokeOrStatus bool
+	retryAfter    time.Duration
+	hasRetryAfter bool
+}
+
+// reason is the failure text without the attempts suffix.
+func (f failure) reason() string {
+	if f.status > 0 {
+		return "HTTP " + strconv.Itoa(f.status) + ": " + f.msg
+	}
+	return f.msg
+}
+
+// classify applies the spec's transient rules, in order.
+func classify(res Result, dispatchErr error, now time.Time) failure {
+	if dispatchErr != nil {
+		return failure{msg: "driver call failed: " + dispatchErr.Error()}
+	}
+	f := failure{msg: res.Summary}
+	if f.msg == "" {
+		f.msg = "driver reported status " + string(res.Status)
+	}
+	if n := res.metaInt(MetaHTTPStatus); n > 0 {
+		f.status = int(n)
+	}
+	kind, _ := res.Meta(MetaFailure)
+	f.retryAfter, f.hasRetryAfter = retryAfter(res, now)
+	tr, hasTr := res.Meta(MetaTransient)
+	switch {
+	case f.status == http.StatusUnauthorized || kind == FailureCredential:
+		f.credential = true
+	case hasTr && tr == "false":
+	case hasTr && tr == "true":
+		f.transient = true
+	case kind == FailureConnectionBroken:
+		f.transient, f.brokeOrStatus = true, true
+	case f.status == 408 || f.status == 429 || (f.status >= 500 && f.status <= 599 && f.status != 501 && f.status != 505):
+		f.transient, f.brokeOrStatus = true, true
+	}
+	return f
+}
+
+// retryAfter reads retry-after-ms, then retry-after (seconds or HTTP date).
+func retryAfter(res Result, now time.Time) (time.Duration, bool) {
+	if v, ok := res.Meta(MetaRetryAfterMs); ok {
+		if d, ok := ParseRetryAfterMs(v); ok {
+			return d, true
+		}
+	}
+	if v, ok := res.Meta(MetaRetryAfter); ok {
+		return ParseRetryAfter(v, now)
+	}
+	return 0, false
+}
+
+// ParseRetryAfterMs parses a retry-after-ms header value.
+func ParseRetryAfterMs(v string) (time.Duration, bool) {
+	ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || ms < 0 || ms > float64(1<<53) {
+		return 0, false
+	}
+	return time.Duration(ms * float64(time.Millisecond)), true
+}
+
+// ParseRetryAfter parses a Retry-After value: delay seconds or an HTTP
+// date, relative to now. A date in the past means no wait.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 || secs > 1<<32 {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d := t.Sub(now)
+	if d < 0 {
+		d = 0
+	}
+	return d, true
+}
+
+// backoff is the wait before retry k (from 0): uniform in [d/2, d] with
+// d = min(max_delay_ms, initial_delay_ms × 2^k).
+func backoff(c RetryConfig, k int, rnd *rand.Rand) time.Duration {
+	d := c.InitialDelayMs
+	for i := 0; i < k && d < c.MaxDelayMs; i++ {
+		d *= 2
+	}
+	if d > c.MaxDelayMs {
+		d = c.MaxDelayMs
+	}
+	full := time.Duration(d) * time.Millisecond
+	half := full / 2
+	return half + time.Duration(rnd.Int64N(int64(full-half)+1))
+}

@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Tool kinds.
+const (
+	KindTool    = "tool"    // a WASM tool component
+	KindSkill   = "skill"   // runtime: skill; calling it returns its skill.md
+	KindShell   = "shell"   // a capabilities.shell.allow binary
+	KindNative  = "native"  // a native tool
+	KindRuntime = "runtime" // a tool the runtime itself provides
+)
+
+// Tool is anything the model may call. WASM tools, skills, shell tools,
+// native tools and runtime tools all implement it, so every call goes
+// through the same checks, trace lines and result handling.
+type Tool interface {
+	Def() ToolDef
+	Call(ctx context.Context, input json.RawMessage) (Result, error)
+}
+
+// skill is a runtime: skill artifact offered as a tool with no input.
+type skill struct {
+	def  ToolDef
+	body string
+}
+
+// NewSkill returns the tool for a skill: offered with no input parameters,
+// and calling it returns its skill.md.
+func NewSkill(name, description, skillMD string) Tool {
+	return &skill{
+		def: ToolDef{
+			Name:        name,
+			Description: description,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+			Kind:        KindSkill,
+		},
+		body: skillMD,
+	}
+}
+
+func (s *skill) Def() ToolDef { return s.def }
+
+func (s *skill) Call(context.Context, json.RawMessage) (Result, error) {
+	return Result{Status: StatusPassed, Data: s.body, Metadata: [][2]string{{MetaStateEffect, "read"}, {MetaResourceID, "skill:" + s.def.Name}}}, nil
+}
+
+// Inventory is the tool list of a session: the definitions handed to the
+// driver, sorted by name so the list (which heads the prompt a provider
+// caches) is byte-identical from call to call.
+type Inventory struct {
+	byName map[string]Tool
+	defs   []ToolDef
+}
+
+// NewInventory builds the inventory; two tools of one name are refused,
+// since the model could not tell which it calls.
+func NewInventory(tools []Tool) (*Inventory, error) {
+	inv := &Inventory{byName: make(map[string]Tool, len(tools))}
+	for _, t := range tools {
+		d := t.Def()
+		if d.Name == "" {
+			return nil, fmt.Errorf("tool inventory: a tool has no name")
+		}
+		if _, dup := inv.byName[d.Name]; dup {
+			return nil, fmt.Errorf("tool inventory: two tools are named %q", d.Name)
+		}
+		if len(d.InputSchema) == 0 {
+			d.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		inv.byName[d.Name] = t
+		inv.defs = append(inv.defs, d)
+	}
+	sort.Slice(inv.defs, func(i, j int) bool { return inv.defs[i].Name < inv.defs[j].Name })
+	return inv, nil
+}
+
+// Defs returns the tool definitions in offer order.
+func (inv *Inventory) Defs() []ToolDef { return inv.defs }
+
+// Lookup returns the tool named name.
+func (inv *Inventory) Lookup(name string) (Tool, bool) {
+	t, ok := inv.byName[name]
+	return t, ok
+}
+
+// MissingRequired returns the names in schema's top-level "required" that
+// are not keys of input. Only presence is checked: not types, values or
+// nested objects. An input that is not a JSON object misses every name.
+func MissingRequired(schema, input json.RawMessage) []string {
+	var s struct {
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Required) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(input, &obj) != nil {
+		obj = nil
+	}
+	var missing []string
+	for _, name := range s.Required {
+		if _, ok := obj[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// RefusalText is the failed tool result a call missing required fields
+// hands the model, exactly as the spec words it.
+func RefusalText(tool string, required, missing []string) string {
+	q := func(names []string) string {
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = `"` + n + `"`
+		}
+		return strings.Join(parts, ", ")
+	}
+	field := "field"
+	if len(missing) > 1 {
+		field = "fields"
+	}
+	return fmt.Sprintf("%s: missing required %s %s\n\nThis call did not run. %s's input_schema requires: %s. Call it again with every one of them present. Only the presence of required fields is checked before a call runs — not their types, allowed values or nested contents.",
+		tool, field, q(missing), tool, q(required))
+}
+
+// requiredOf returns a schema's top-level required list.
+func requiredOf(schema json.RawMessage) []string {
+	var s struct {
+		Required []string `json:"required"`
+	}
+	json.Unmarshal(schema, &s)
+	return s.Required
+}
