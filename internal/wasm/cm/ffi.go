@@ -140,3 +140,9 @@ func strPtr(s string) (*C.char, C.size_t) {
 	}
 	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
 }
+
+// cSizeofVal and friends report the C layout sizes for TestABILayout
+// (test files cannot use cgo).
+func cSizeofVal() int   { return int(C.mur_sizeof_val()) }
+func cSizeofEntry() int { return int(C.mur_sizeof_entry()) }
+func cSizeofItem() int  { return int(C.mur_sizeof_item()) }
