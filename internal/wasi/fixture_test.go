@@ -1,0 +1,135 @@
+package wasi
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// instantiate compiles testdata/name, defines WASI on a fresh linker and
+// instantiates it in a store whose data is a Ctx built from pol.
+func instantiate(t *testing.T, name string, pol Policy) (*cm.Instance, *cm.Store, *Ctx) {
+	t.Helper()
+	e, err := cm.NewEngine(cm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	text, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := e.CompileText(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.NewLinker()
+	if err := Define(l); err != nil {
+		t.Fatal(err)
+	}
+	x, err := NewCtx(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	s, err := e.NewStore(cm.Limits{}, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	inst, err := l.Instantiate(context.Background(), s, comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst, s, x
+}
+
+func call(t *testing.T, inst *cm.Instance, name string, args ...cm.Val) cm.Val {
+	t.Helper()
+	f, err := inst.Func(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.Call(context.Background(), args...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return v
+}
+
+func TestFixtureFilesystemContainment(t *testing.T) {
+	wd := t.TempDir()
+	proj := filepath.Join(wd, "proj")
+	os.MkdirAll(filepath.Join(proj, "tests"), 0o755)
+	os.MkdirAll(filepath.Join(wd, "sibling"), 0o755)
+	os.WriteFile(filepath.Join(proj, "hello.txt"), []byte("hi from inside"), 0o644)
+	os.WriteFile(filepath.Join(wd, "sibling", "secret"), []byte("secret"), 0o644)
+	os.Symlink("/etc/passwd", filepath.Join(proj, "passwd-link"))
+	os.Symlink("../sibling", filepath.Join(proj, "sib-link"))
+	inst, _, _ := instantiate(t, "fs.wat", Policy{Workdir: wd, Scope: "proj", ReadOnly: []string{"proj/tests"}})
+
+	reads := []struct {
+		path string
+		want string // content, or "!code"
+	}{
+		{"hello.txt", "hi from inside"},
+		{"/etc/passwd", "!not-permitted"},
+		{"../sibling/secret", "!not-permitted"},
+		{"../../../../etc/passwd", "!not-permitted"},
+		{"passwd-link", "!not-permitted"},
+		{"sib-link/secret", "!not-permitted"},
+		{"missing", "!no-entry"},
+	}
+	for _, r := range reads {
+		t.Run("read "+r.path, func(t *testing.T) {
+			v := call(t, inst, "read-file", cm.String(r.path))
+			p, _ := v.Payload()
+			if strings.HasPrefix(r.want, "!") {
+				if v.IsOK() || p.Str() != r.want[1:] {
+					t.Fatalf("got %v, want error %s", v, r.want[1:])
+				}
+				return
+			}
+			b, _ := p.Bytes()
+			if !v.IsOK() || string(b) != r.want {
+				t.Fatalf("got %v, want %q", v, r.want)
+			}
+		})
+	}
+	writes := []struct {
+		path, want string
+	}{
+		{"out.txt", ""},
+		{"tests/new.txt", "access"},
+		{"../sibling/planted", "not-permitted"},
+		{"sib-link/planted", "not-permitted"},
+	}
+	for _, w := range writes {
+		t.Run("write "+w.path, func(t *testing.T) {
+			v := call(t, inst, "write-file", cm.String(w.path), cm.Bytes([]byte("data")))
+			p, _ := v.Payload()
+			if w.want == "" {
+				if !v.IsOK() || p.U64() != 4 {
+					t.Fatalf("got %v", v)
+				}
+				return
+			}
+			if v.IsOK() || p.Str() != w.want {
+				t.Fatalf("got %v, want error %s", v, w.want)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "out.txt")); string(b) != "data" {
+		t.Fatalf("allowed write landed as %q", b)
+	}
+	for _, p := range []string{filepath.Join(proj, "tests", "new.txt"), filepath.Join(wd, "sibling", "planted")} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("refused write left %s", p)
+		}
+	}
+}
