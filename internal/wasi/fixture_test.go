@@ -133,3 +133,31 @@ func TestFixtureFilesystemContainment(t *testing.T) {
 		}
 	}
 }
+
+func TestFixtureMissingInterfaceNamed(t *testing.T) {
+	e, err := cm.NewEngine(cm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	comp, err := e.CompileText(`(component
+  (import "wasi:sockets/tcp@0.2.0" (instance (export "tcp-socket" (type (sub resource)))))
+  (import "wasi:cli/environment@0.2.3" (instance (export "get-arguments" (func (result (list string))))))
+)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.NewLinker()
+	Define(l)
+	x, _ := NewCtx(Policy{})
+	defer x.Close()
+	s, _ := e.NewStore(cm.Limits{}, x)
+	defer s.Close()
+	_, err = l.Instantiate(context.Background(), s, comp)
+	if !errors.Is(err, cm.ErrMissingImport) || !strings.Contains(err.Error(), "wasi:sockets/tcp@0.2.0") {
+		t.Fatalf("instantiate: %v", err)
+	}
+	if strings.Contains(err.Error(), "environment") {
+		t.Fatalf("a provided 0.2.3 interface was reported missing: %v", err)
+	}
+}
