@@ -73,7 +73,14 @@ func TestCompileCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(files[0], damage(b), 0o600); err != nil {
+		// Replace, never rewrite in place: live components map the file,
+		// and shrinking a mapped file under them is a SIGBUS (the cache
+		// itself only ever renames).
+		tmp := files[0] + ".damaged"
+		if err := os.WriteFile(tmp, damage(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, files[0]); err != nil {
 			t.Fatal(err)
 		}
 		runAdd(t, e, mustCompile(t, e, wasm))
