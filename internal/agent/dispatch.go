@@ -106,4 +106,3 @@ func (inv *Inventory) lookup(name string) (Tool, bool) {
 	}
 	return inv.Lookup(name)
 }
-
