@@ -51,7 +51,7 @@ func TestFirstSentence(t *testing.T) {
 	for in, want := range map[string]string{
 		"Searches the web. Returns links.": "Searches the web.",
 		"Version 1.2 of a tool! Yes":       "Version 1.2 of a tool!",
-		"  multi\n line   text ":          "multi line text",
+		"  multi\n line   text ":           "multi line text",
 		"":                                 "",
 	} {
 		if got := FirstSentence(in); got != want {

@@ -41,6 +41,8 @@ type Resolved struct {
 	Files map[string]string
 	// Manifest is the artifact's own murmur.yaml; nil for a local skill.
 	Manifest []byte
+
+	parsedState
 }
 
 // Resolution is every artifact of a capsule, resolved. It answers the
@@ -60,24 +62,12 @@ func (r *Resolution) Get(name string) (*Resolved, bool) {
 // disk (never locked); any other from its murmur.lock pin, the project
 // store's blob re-hashed against the pin, unpacked by digest. Nothing is
 // fetched from a registry here: an entry not installed is E-RUN-006.
-func (p *Project) Resolve(_ context.Context, entries []Entry) (*Resolution, error) {
-	lock, err := artifact.LoadLock(p.LockPath())
-	if err != nil {
-		return nil, err
-	}
-	res := &Resolution{byName: map[string]*Resolved{}}
-	for i, e := range entries {
-		var r *Resolved
-		if e.Source != "" {
-			r, err = p.resolveLocal(i, e)
-		} else {
-			r, err = p.resolveStored(lock, e)
-		}
+func (p *Project) Resolve(ctx context.Context, entries []Entry) (*Resolution, error) {
+	res, errs := p.ResolveEach(ctx, entries)
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		res.byName[e.Name] = r
-		res.List = append(res.List, r)
 	}
 	return res, nil
 }
@@ -142,7 +132,7 @@ func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
 	base := "tools/" + e.Name + "/"
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, diag.New(diag.Code(codeBldPath), diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is a symlink", src))
+		return nil, diag.New(codeBldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is a symlink", src))
 	case fi.Mode().IsRegular():
 		// A file is the skill.md, whatever its name.
 		r.Files[base+"skill.md"] = src
@@ -164,7 +154,7 @@ func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
 			r.Files[base+f.Path] = host
 		}
 	default:
-		return nil, diag.New(diag.Code(codeBldPath), diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is not a file or directory", src))
+		return nil, diag.New(codeBldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is not a file or directory", src))
 	}
 	return r, nil
 }

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur/mur/internal/artifact"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/store"
+)
+
+func init() {
+	register(newInstallCmd)
+	RegisterDoctorCheck(installedCheck)
+}
+
+func newInstallCmd(env *Env) *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install a capsule's artifacts and pin them in murmur.lock",
+		Long: `install resolves every artifacts: entry of the capsule (source: entries are
+skipped: they are read from disk on every run) through the resolution order in
+config.yaml, verifies each package against the digest its source reports and
+against murmur.lock's pin, and only when all of them check out writes them to
+the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
+(origin: operator). Any refusal writes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ds := manifest.LoadCapsule(path)
+			if c == nil || ds.HasErrors() {
+				writeDiagnostics(env.Stderr, ds, true)
+				return &ExitError{Code: 1, Silent: true}
+			}
+			var refs []artifact.Ref
+			for i, a := range c.Artifacts {
+				if a.Source != "" {
+					continue
+				}
+				r, err := artifact.ParseFullName(a.Name)
+				if err != nil {
+					field := fmt.Sprintf("artifacts[%d].name", i)
+					return reportErr(env, diag.New(diag.ManInvalid, c.Pos(field), field, err.Error()))
+				}
+				r.Version = a.Version
+				refs = append(refs, r)
+			}
+			if len(refs) == 0 {
+				fmt.Fprintln(env.Stdout, "nothing to install")
+				return nil
+			}
+			open, err := store.OpenFromConfig(projectDirOf(path))
+			if err != nil {
+				return reportErr(env, err)
+			}
+			srcs, err := open.Sources()
+			if err != nil {
+				return reportErr(env, err)
+			}
+			in := &store.Installer{Project: open.Project, Sources: srcs, Check: store.InstallChecker}
+			done, err := in.Install(env.Ctx, refs)
+			if err != nil {
+				return reportErr(env, err)
+			}
+			for _, d := range done {
+				state := "installed"
+				if !d.Changed {
+					state = "verified"
+				}
+				fmt.Fprintf(env.Stdout, "%s %s from %s %s\n", state, d.Ref, d.From, d.Digest)
+			}
+			fmt.Fprintf(env.Stdout, "pinned %d artifact(s) in %s\n", len(done), open.Project.LockPath())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest")
+	return cmd
+}
+
+// installedCheck is mur doctor's check that every artifact resolves as a
+// launch would (pinned, stored, bytes matching the pin; local sources from
+// disk) and that the staging checks needing their own manifests pass.
+func installedCheck(env *Env, c *manifest.Capsule) diag.List {
+	floor := ""
+	if c.Capabilities != nil {
+		floor = c.Capabilities.Containment
+	}
+	_, ds := store.Stage(env.Ctx, c, floor)
+	return ds
+}

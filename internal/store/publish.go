@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/murmur/mur/internal/artifact"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/manifest"
+)
+
+// MetaOf is the stored metadata of a built package published under scope.
+func MetaOf(b *artifact.Built, scope string) Meta {
+	a := b.Manifest
+	m := Meta{
+		Name:        scope + "/" + a.Name,
+		Version:     a.Version,
+		Runtime:     a.Runtime,
+		Execution:   a.ExecutionType(),
+		Description: a.Description,
+		Platform:    "any",
+		WIT:         artifact.ScanWIT(b.Payload...),
+	}
+	if m.Execution == manifest.ExecNative {
+		// A native payload runs only where it was built.
+		m.Platform = HostPlatform()
+	}
+	return m
+}
+
+// CheckPackedManifest makes the checks mur install and mur publish make on
+// a packed murmur.yaml before anything is written: it decodes, names the
+// artifact being installed, and declares a well-formed models: (E-REG-011,
+// naming name@version and the field).
+func CheckPackedManifest(a *manifest.Artifact, want artifact.Ref) error {
+	if a == nil {
+		return fmt.Errorf("%w: %s: its murmur.yaml does not decode", artifact.ErrPackage, want)
+	}
+	if a.Name != want.Name || (want.Version != "" && a.Version != want.Version) {
+		return fmt.Errorf("%w: %s holds the manifest of %s@%s", ErrMismatch, want, a.Name, a.Version)
+	}
+	if a.ModelsProblem != "" {
+		return diag.New(diag.RegModels, diag.Pos{}, "models", fmt.Sprintf("%s: %s; rebuild the driver with a valid models: block. Nothing was written", want, a.ModelsProblem))
+	}
+	return nil
+}
+
+// InstallChecker is the Checker mur install uses: CheckPackedManifest on
+// the package's own murmur.yaml.
+func InstallChecker(f *Fetched, pkg *artifact.Package) error {
+	mf, err := pkg.ReadFile("murmur.yaml")
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Ref, err)
+	}
+	a, _ := manifest.ParseArtifact(f.Ref.String()+"!murmur.yaml", mf)
+	return CheckPackedManifest(a, f.Ref)
+}
+
+// Publish checks a built package and puts it into target under
+// <scope>/<name>:<version>. A reserved version (E-REG-004) or a malformed
+// models: (E-REG-011) is refused before anything is written.
+func Publish(ctx context.Context, target Source, b *artifact.Built, scope string) (artifact.Ref, error) {
+	a := b.Manifest
+	if !artifact.ValidBareName(scope) {
+		return artifact.Ref{}, fmt.Errorf("%w: scope %q must be lowercase letters, digits and inner hyphens", artifact.ErrName, scope)
+	}
+	if ds := a.CheckPublishable(); ds.HasErrors() {
+		return artifact.Ref{}, ds[0]
+	}
+	ref := artifact.Ref{Scope: scope, Name: a.Name, Version: a.Version}
+	if !artifact.ValidVersion(a.Version) {
+		return ref, fmt.Errorf("%w: version %q cannot be a registry tag: use letters, digits, '.', '_' and '-'", artifact.ErrName, a.Version)
+	}
+	if err := CheckPackedManifest(a, artifact.Ref{Scope: scope, Name: a.Name, Version: a.Version}); err != nil {
+		var d diag.Diagnostic
+		if errors.As(err, &d) {
+			d.Pos = a.Pos("models")
+			return ref, d
+		}
+		return ref, err
+	}
+	if _, err := target.Put(ctx, ref, MetaOf(b, scope), b.Data); err != nil {
+		return ref, err
+	}
+	return ref, nil
+}
+
+// IndexEntry is one artifact in the index: its newest version that fits
+// this mur, and its description's first sentence.
+type IndexEntry struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Runtime     string `json:"runtime"`
+	Description string `json:"description"`
+	From        string `json:"from"`
+}
+
+// Index lists every artifact the sources hold, once per name, at its
+// newest version that fits (else its newest), with the first sentence of
+// its description. A source that cannot be listed is reported in errs and
+// the rest are still indexed.
+func Index(ctx context.Context, srcs []Source) ([]IndexEntry, []error) {
+	byName := map[string][]Meta{}
+	from := map[string]string{}
+	var errs []error
+	for _, s := range srcs {
+		ms, err := s.List(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, m := range ms {
+			byName[m.Name] = append(byName[m.Name], m)
+			if _, ok := from[m.Name+"@"+m.Version]; !ok {
+				from[m.Name+"@"+m.Version] = s.Name()
+			}
+		}
+	}
+	out := make([]IndexEntry, 0, len(byName))
+	for name, ms := range byName {
+		m, ok := Newest(ms)
+		if !ok {
+			sortMetas(ms)
+			m = ms[0]
+		}
+		out = append(out, IndexEntry{Name: name, Version: m.Version, Runtime: m.Runtime, Description: artifact.FirstSentence(m.Description), From: from[name+"@"+m.Version]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errs
+}
+
+// Search keeps the index entries whose name or description contains every
+// word of query, ignoring case.
+func Search(idx []IndexEntry, query string) []IndexEntry {
+	words := strings.Fields(strings.ToLower(query))
+	var out []IndexEntry
+	for _, e := range idx {
+		hay := strings.ToLower(e.Name + " " + e.Description + " " + e.Runtime)
+		ok := true
+		for _, w := range words {
+			if !strings.Contains(hay, w) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}

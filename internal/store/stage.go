@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/murmur/mur/internal/artifact"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/manifest"
+)
+
+// Artifact implements manifest.Installed: the decoded own manifest of the
+// entry named name as written. A local source has none, so it answers with
+// what the entry itself says (its role, version local, static payload).
+func (r *Resolution) Artifact(name string) (*manifest.Artifact, bool) {
+	res, ok := r.byName[name]
+	if !ok {
+		return nil, false
+	}
+	r.once(res)
+	return res.parsed, res.parsed != nil
+}
+
+func (r *Resolution) once(res *Resolved) {
+	res.parse.Do(func() {
+		if res.Manifest == nil {
+			res.parsed = &manifest.Artifact{Name: res.Name, Version: res.Version, Runtime: res.Role, Execution: manifest.ExecStatic}
+			return
+		}
+		a, _ := manifest.ParseArtifact(res.Name+"@"+res.Version+"!murmur.yaml", res.Manifest)
+		res.parsed = a
+	})
+}
+
+var _ manifest.Installed = (*Resolution)(nil)
+
+// parsedState is embedded in Resolved for its lazily decoded manifest.
+type parsedState struct {
+	parse  sync.Once
+	parsed *manifest.Artifact
+}
+
+// Entries turns a capsule's artifacts: into resolver entries, defaults
+// applied.
+func Entries(c *manifest.Capsule) []Entry {
+	out := make([]Entry, 0, len(c.Artifacts))
+	for _, a := range c.Artifacts {
+		local := a.Role() == manifest.RoleSkill
+		if a.LocalSource != nil {
+			local = *a.LocalSource
+		}
+		out = append(out, Entry{Name: a.Name, Version: a.Version, Role: a.Role(), Source: a.Source, LocalSource: local})
+	}
+	return out
+}
+
+// ProjectOf is the project of the capsule manifest c.
+func ProjectOf(c *manifest.Capsule) *Project {
+	dir := filepath.Dir(c.File)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return ProjectAt(dir)
+}
+
+// Stage resolves every artifact of c for launch (local sources from disk,
+// everything else from its verified pin) and runs the staging checks that
+// need installed artifacts' own manifests. floor is the effective
+// containment floor. Each entry that cannot be resolved is one diagnostic
+// with its code; the others are still checked.
+func Stage(ctx context.Context, c *manifest.Capsule, floor string) (*Resolution, diag.List) {
+	p := ProjectOf(c)
+	res, errs := p.ResolveEach(ctx, Entries(c))
+	var ds diag.List
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		ds = append(ds, entryDiag(c, i, err))
+	}
+	if len(ds) == 0 {
+		ds = append(ds, manifest.CheckStaging(c, res, floor)...)
+	} else {
+		// Staging checks would only repeat "not installed" for entries
+		// already reported; run the ones about what did resolve.
+		for _, d := range manifest.CheckStaging(c, res, floor) {
+			if d.Code != diag.RunNotInstalled {
+				ds = append(ds, d)
+			}
+		}
+	}
+	ds.Sort()
+	return res, ds
+}
+
+func entryDiag(c *manifest.Capsule, i int, err error) diag.Diagnostic {
+	field := fmt.Sprintf("artifacts[%d]", i)
+	if d, ok := err.(diag.Diagnostic); ok {
+		d.Pos = c.Pos(d.Field)
+		if d.Pos.Line == 0 {
+			d.Pos = c.Pos(field)
+		}
+		return d
+	}
+	code, ok := CodeOf(err)
+	if !ok {
+		code = diag.RunNotInstalled
+	}
+	return diag.New(code, c.Pos(field), field, err.Error())
+}
+
+// ResolveEach is Resolve that goes on past a failed entry: errs[i] is the
+// error of entries[i], nil when it resolved.
+func (p *Project) ResolveEach(_ context.Context, entries []Entry) (*Resolution, []error) {
+	res := &Resolution{byName: map[string]*Resolved{}}
+	errs := make([]error, len(entries))
+	lock, err := artifact.LoadLock(p.LockPath())
+	for i, e := range entries {
+		var r *Resolved
+		switch {
+		case e.Source != "":
+			r, errs[i] = p.resolveLocal(i, e)
+		case err != nil:
+			errs[i] = err
+		default:
+			r, errs[i] = p.resolveStored(lock, e)
+		}
+		if r != nil {
+			res.byName[e.Name] = r
+			res.List = append(res.List, r)
+		}
+	}
+	return res, errs
+}
