@@ -18,7 +18,7 @@ func Probe() Host {
 	if h.LandlockABI == 0 {
 		h.Why["filesystem"] = "Landlock is not enabled in this kernel (add landlock to the lsm= boot parameter)"
 	}
-	h.Seccomp = seccompAvailable()
+	h.Seccomp = auditArch != 0 && seccompAvailable()
 	if !h.Seccomp {
 		h.Why["seccomp"] = "the kernel has no seccomp filter support"
 	}
@@ -96,7 +96,14 @@ func probeCgroups(h *Host) {
 	v2ctl := map[string]bool{}
 	if v2dir != "" && unix.Access(v2dir, unix.W_OK) == nil {
 		h.CgroupV2 = v2dir
-		if b, err := os.ReadFile(filepath.Join(v2dir, "cgroup.controllers")); err == nil {
+		// A controller can be handed to the session scope only if this
+		// cgroup may enable it for children: the root always may; any other
+		// cgroup that holds processes (this one does) only if it already has.
+		file := "cgroup.subtree_control"
+		if own[""] == "/" {
+			file = "cgroup.controllers"
+		}
+		if b, err := os.ReadFile(filepath.Join(v2dir, file)); err == nil {
 			for _, c := range strings.Fields(string(b)) {
 				v2ctl[c] = true
 			}
