@@ -205,7 +205,11 @@ func ParseArtifact(file string, data []byte) (*Artifact, diag.List) {
 		a.RequiresFiles = []string{}
 	}
 	if a.ExecutionType() == ExecWasm && a.Runtime != "" && a.Runtime != RoleSkill && !hasWasmPayload(a.RequiresFiles) {
-		d.add(diag.BldNoPayload, "requires_files", "a wasm artifact must list its compiled payload (such as %s.wasm) in requires_files, or the built .mur.zip holds nothing but murmur.yaml", a.Name)
+		pos := d.posOf("requires_files")
+		if pos.Line == 0 {
+			pos = d.posOf("runtime")
+		}
+		d.diags = append(d.diags, diag.New(diag.BldNoPayload, pos, "requires_files", fmt.Sprintf("a wasm artifact must list its compiled payload (such as %s.wasm) in requires_files, or the built .mur.zip holds nothing but murmur.yaml", a.Name)))
 	}
 	key := "input_schema"
 	if !o.has(key) && o.has("input") {
