@@ -223,4 +223,3 @@ func ErrorBody(msg string) string {
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": msg}})
 	return string(b)
 }
-

@@ -1,0 +1,108 @@
+package agent_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/providertest"
+)
+
+func TestCappedLastTurnIsAFragment(t *testing.T) {
+	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "The answer is", Stop: "max_tokens"})
+	r.opts.Config.MaxTurns = 1
+	r.launch()
+	r.wantCode(0)
+	r.wantStderr("W-RUN-001", "status: ok")
+	if got := r.result(); !strings.HasPrefix(got, "The answer is") || !strings.Contains(got, "[fragment") {
+		t.Fatalf("result.txt = %q", got)
+	}
+	if end := r.lines("task_end")[0]; end.String("exit_status") != "ok" || !strings.Contains(string(end.Fields["fragment"]), "true") {
+		t.Fatalf("task_end %v", end.Fields)
+	}
+}
+
+func TestCappedTurnDropsToolCallsAndGoesOn(t *testing.T) {
+	r := newRun(t, providertest.OpenAI,
+		providertest.Step{Text: "Let me", Calls: []providertest.Call{writeCall("c1", "x.txt", "x")}, Stop: "max_tokens"},
+		providertest.Step{Text: "Short answer."},
+	).launch()
+	r.wantCode(0)
+	if _, err := os.Stat(r.workdir + "/x.txt"); err == nil {
+		t.Fatal("a capped turn's tool call ran")
+	}
+	second := requestText(r.srv.Requests()[1])
+	if !strings.Contains(second, "cut off at the output cap of 1000 tokens. Its tool calls (write) were not run.") {
+		t.Fatalf("no cut message: %s", second)
+	}
+	if strings.Contains(second, `"tool_calls"`) {
+		t.Fatalf("the dropped call was sent back: %s", second)
+	}
+	if r.result() != "Short answer." {
+		t.Fatalf("result %q", r.result())
+	}
+}
+
+func TestTwoEmptyCappedTurnsFail(t *testing.T) {
+	r := newRun(t, providertest.Anthropic,
+		providertest.Step{Stop: "max_tokens"},
+		providertest.Step{Stop: "max_tokens"},
+	)
+	r.opts.Config.MaxTurns = 2 // the second is also the last: it still fails
+	r.launch()
+	r.wantCode(1)
+	r.wantStderr("E-RUN-040", "status: failed")
+	f := r.lines("task_failed")
+	if len(f) != 1 || f[0].String("cause") != "output_cap" {
+		t.Fatalf("task_failed %v", f)
+	}
+}
+
+func TestMaxTurnsReached(t *testing.T) {
+	r := newRun(t, providertest.Anthropic,
+		providertest.Step{Calls: []providertest.Call{writeCall("c1", "a", "1")}},
+		providertest.Step{Calls: []providertest.Call{writeCall("c2", "b", "2")}},
+		providertest.Step{Text: "never asked"},
+	)
+	r.opts.Config.MaxTurns = 2
+	r.launch()
+	r.wantCode(1)
+	r.wantStderr("status: max_turns_reached")
+	if r.srv.Remaining() != 1 {
+		t.Fatal("a third call was made past max_turns")
+	}
+	if e := r.lines("session_end")[0]; e.String("exit_status") != "max_turns_reached" {
+		t.Fatalf("session_end %v", e.Fields)
+	}
+}
+
+func TestLimitResolutionRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*agent.Config)
+		code  string
+		exit  int
+		model string
+	}{
+		{"unlisted model, no max_tokens", func(c *agent.Config) { c.Model = "other" }, "E-RUN-052", 2, ""},
+		{"cap at window", func(c *agent.Config) { c.Limits.MaxTokens = 100000 }, "E-RUN-055", 2, ""},
+		{"malformed table", func(c *agent.Config) {
+			c.ModelTable = map[string]agent.ModelLimits{"double-1": {MaxOutputTokens: 10, ContextWindow: 100, MaxInputTokens: 200}}
+		}, "E-RUN-052", 2, ""},
+		{"compaction cap over table", func(c *agent.Config) { c.Limits.CompactionMaxTokens = 5000 }, "E-RUN-054", 2, ""},
+		{"unlisted model with max_tokens warns", func(c *agent.Config) { c.Model = "other"; c.Limits.MaxTokens = 500 }, "W-RUN-009", 0, "other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
+			tt.edit(&r.opts.Config)
+			r.launch()
+			r.wantCode(tt.exit)
+			r.wantStderr(tt.code)
+			if tt.exit == 2 && r.dirs.ID != "" {
+				t.Fatal("a refused launch created a session")
+			}
+		})
+	}
+}

@@ -1,0 +1,66 @@
+package agent_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/providertest"
+)
+
+func TestSessionCeilingRefusesBeforeSending(t *testing.T) {
+	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "never"})
+	r.opts.Config.MaxSessionTokens = 500 // the output cap alone is 1000
+	r.launch()
+	r.wantCode(1)
+	r.wantStderr("E-RUN-040", "status: spend_ceiling_reached", "spend ceiling reached")
+	if len(r.srv.Requests()) != 0 {
+		t.Fatal("a refused call reached the provider")
+	}
+	got := r.result()
+	if !strings.HasPrefix(got, "stopped: spend ceiling reached: ") || !strings.HasSuffix(strings.TrimSpace(got), "retrying will not get past it") {
+		t.Fatalf("result.txt = %q", got)
+	}
+	l := r.lines("spend_ceiling_reached")
+	if len(l) != 1 || l[0].String("limit") != "inference.max_session_tokens" || l[0].Int("ceiling") != 500 || l[0].Int("needed") <= 1000 {
+		t.Fatalf("spend line %v", l)
+	}
+	for _, typ := range []string{"task_end", "session_end"} {
+		if s := r.lines(typ)[0].String("exit_status"); s != "spend_ceiling_reached" {
+			t.Fatalf("%s exit_status %q", typ, s)
+		}
+	}
+}
+
+func TestSessionCeilingAfterCharges(t *testing.T) {
+	r := newRun(t, providertest.OpenAI,
+		providertest.Step{Calls: []providertest.Call{writeCall("c1", "a", "1")}, InputTokens: 1500, OutputTokens: 20},
+		providertest.Step{Text: "never"},
+	)
+	r.opts.Config.MaxSessionTokens = 3000 // first: ~est+1000 fits; then 1520 used + est + 1000 does not
+	r.launch()
+	r.wantCode(1)
+	if n := len(r.srv.Requests()); n != 1 {
+		t.Fatalf("%d requests", n)
+	}
+	l := r.lines("spend_ceiling_reached")[0]
+	if l.Int("used") != 1520 {
+		t.Fatalf("used %d", l.Int("used"))
+	}
+}
+
+func TestMachineMeterAcrossRuns(t *testing.T) {
+	first := newRun(t, providertest.Anthropic, providertest.Step{Text: "one", InputTokens: 3000, OutputTokens: 100})
+	first.opts.Config.MachineTokensPerDay = 4000
+	first.launch()
+	first.wantCode(0)
+	// A second run on the same machine (same ~/.murmur) finds 3100 spent.
+	second := newRun(t, providertest.Anthropic, providertest.Step{Text: "never"})
+	second.opts.MurmurHome = first.opts.MurmurHome
+	second.opts.Config.MachineTokensPerDay = 4000
+	second.launch()
+	second.wantCode(1)
+	second.wantStderr("spend.machine_tokens_per_day")
+	if len(second.srv.Requests()) != 0 {
+		t.Fatal("refused call was sent")
+	}
+}
