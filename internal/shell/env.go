@@ -31,6 +31,27 @@ func IsCredentialName(name string) bool {
 	return matchAny(CredentialBackstop, strings.ToUpper(name), true)
 }
 
+// IsCredentialShaped is W-SEC-024's rule: the name contains api_key,
+// token, secret or password, or has a _-separated segment KEY, PASS,
+// PASSWD, PWD, CREDENTIALS, CREDENTIAL, DSN or AUTH (case-insensitive).
+// Row 4 strips these from a subprocess environment too: a shell command or
+// native tool is not a WASM component, and nothing declares it a grant.
+func IsCredentialShaped(name string) bool {
+	u := strings.ToUpper(name)
+	for _, sub := range []string{"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD"} {
+		if strings.Contains(u, sub) {
+			return true
+		}
+	}
+	for _, seg := range strings.Split(u, "_") {
+		switch seg {
+		case "KEY", "PASS", "PASSWD", "PWD", "CREDENTIALS", "CREDENTIAL", "DSN", "AUTH":
+			return true
+		}
+	}
+	return false
+}
+
 func matchAny(patterns []string, name string, upper bool) bool {
 	for _, p := range patterns {
 		if upper {
@@ -128,8 +149,10 @@ func (s *Session) buildEnv(r envRequest) []string {
 			e.set(kv[0], kv[1])
 		}
 	}
-	// Row 4: the credential backstop and strip_env, whatever set the name.
-	e.drop(func(k string) bool { return IsCredentialName(k) || matchAny(s.p.StripEnv, k, false) })
+	// Row 4: the credential patterns and strip_env, whatever set the name.
+	e.drop(func(k string) bool {
+		return IsCredentialName(k) || IsCredentialShaped(k) || matchAny(s.p.StripEnv, k, false)
+	})
 	// Row 5: the session's home folder.
 	e.set("HOME", s.p.Home)
 	e.set("USERPROFILE", s.p.Home)

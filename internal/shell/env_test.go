@@ -28,10 +28,27 @@ func TestCredentialBackstop(t *testing.T) {
 	}
 }
 
+func TestCredentialShaped(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"MY_API_KEY", true}, {"xapikey", true}, {"TOKENIZER_PATH", true}, {"SECRET_TOKEN_X", true}, {"db_password_file", true},
+		{"SIGNING_KEY", true}, {"KEY_ID", true}, {"SMTP_PASS", true}, {"DB_PWD", true}, {"GCP_CREDENTIALS", true},
+		{"SENTRY_DSN", true}, {"BASIC_AUTH", true}, {"AUTH_HEADER", true},
+		{"KEYBOARD", false}, {"MONKEY", false}, {"PASSAGE", false}, {"AUTHOR", false}, {"PATH", false}, {"AWS_REGION", false},
+	}
+	for _, tt := range tests {
+		if got := IsCredentialShaped(tt.name); got != tt.want {
+			t.Errorf("IsCredentialShaped(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestBuildEnvRows(t *testing.T) {
 	host := []string{
 		"PATH=/usr/bin", "HOME=/home/host", "USER=ana", "LOGNAME=ana", "LANG=C.UTF-8", "TERM=xterm",
-		"CARGO_HOME=/c", "EDITOR=vi", "AWS_REGION=eu", "AWS_PROFILE=p", "GITHUB_TOKEN=ghp", "TMPDIR=/host/tmp",
+		"CARGO_HOME=/c", "EDITOR=vi", "TOKENIZER_PATH=/t", "SIGNING_KEY=s", "AWS_REGION=eu", "AWS_PROFILE=p", "GITHUB_TOKEN=ghp", "TMPDIR=/host/tmp",
 		"MURMUR_ARTIFACT_CONFIG=host", "GOFLAGS=-mod=mod", "NOT_IN_ANY_ROW=x",
 	}
 	base := Policy{
