@@ -42,7 +42,7 @@ func bareOf(s string) string {
 
 // scopedHint is the spec's hint naming a bare name's scoped forms.
 func scopedHint(bare string) string {
-	return fmt.Sprintf("a bare name has no scope: write it as '<scope>/%s', such as 'local/%s' for an artifact built on this host or 'murmur/%s' for a published one", bare, bare, bare)
+	return fmt.Sprintf("write it as '<scope>/%s', such as 'local/%s' for an artifact built on this host or 'murmur/%s' for a published one", bare, bare, bare)
 }
 
 // CredentialRef returns NAME when s is exactly ${NAME} in upper snake case;
