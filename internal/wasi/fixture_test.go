@@ -141,7 +141,7 @@ func TestFixtureMissingInterfaceNamed(t *testing.T) {
 	}
 	defer e.Close()
 	comp, err := e.CompileText(`(component
-  (import "wasi:sockets/tcp@0.2.0" (instance (export "tcp-socket" (type (sub resource)))))
+  (import "wasi:config/store@0.2.0" (instance (export "get" (func (param "key" string) (result (option string))))))
   (import "wasi:cli/environment@0.2.3" (instance (export "get-arguments" (func (result (list string))))))
 )`)
 	if err != nil {
@@ -154,7 +154,7 @@ func TestFixtureMissingInterfaceNamed(t *testing.T) {
 	s, _ := e.NewStore(cm.Limits{}, x)
 	defer s.Close()
 	_, err = l.Instantiate(context.Background(), s, comp)
-	if !errors.Is(err, cm.ErrMissingImport) || !strings.Contains(err.Error(), "wasi:sockets/tcp@0.2.0") {
+	if !errors.Is(err, cm.ErrMissingImport) || !strings.Contains(err.Error(), "wasi:config/store@0.2.0") {
 		t.Fatalf("instantiate: %v", err)
 	}
 	if strings.Contains(err.Error(), "environment") {

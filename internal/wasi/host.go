@@ -36,6 +36,9 @@ const (
 	rtIncomingRequest
 	rtOutgoingResponse
 	rtResponseOutparam
+	rtUDPSocket
+	rtDatagramIn
+	rtDatagramOut
 )
 
 // StoreCtx is what a store's data implements so host functions find the
@@ -111,6 +114,7 @@ func Define(l *cm.Linker) error {
 	d.random()
 	d.filesystem()
 	d.http()
+	d.sockets()
 	return nil
 }
 
