@@ -62,9 +62,12 @@ func buildSkillFolder(dir string) (*Built, diag.List) {
 	sf, err := ReadSkillFolder(dir)
 	if err != nil {
 		var d diag.Diagnostic
-		if errors.As(err, &d) && d.Code == codeIONotFound {
-			d.Msg = fmt.Sprintf("%s has no murmur.yaml and no skill.md: write a murmur.yaml, or make it a skill folder", dir)
+		if errors.As(err, &d) {
+			// The folder is being built, not named by a source: field.
 			d.Field = ""
+			if d.Code == codeIONotFound {
+				d.Msg = fmt.Sprintf("%s has no murmur.yaml and no skill.md: write a murmur.yaml, or make it a skill folder", dir)
+			}
 			return nil, diag.List{d}
 		}
 		return nil, diag.List{asDiag(err, dir)}

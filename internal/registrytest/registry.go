@@ -46,6 +46,7 @@ type Registry struct {
 	pass      string
 	tokens    map[string]bool
 	lieDigest bool
+	stall     chan struct{} // non-nil: blob GETs wait until it is closed
 	// Requests counts every request served, for tests that prove nothing
 	// was fetched.
 	Requests int
@@ -81,8 +82,7 @@ func (r *Registry) RequireAuth(mode Auth, user, pass string) {
 	r.auth, r.user, r.pass = mode, user, pass
 }
 
-// TamperBlob flips a byte of every stored blob whose media type is not a
-// manifest and whose size is at least min, keeping its digest name: what a
+// TamperBlob flips a byte of the blob digest, keeping its name: what a
 // corrupted or malicious registry serves.
 func (r *Registry) TamperBlob(digest string) bool {
 	r.mu.Lock()
@@ -103,6 +103,43 @@ func (r *Registry) LieAboutDigests(on bool) {
 	r.mu.Lock()
 	r.lieDigest = on
 	r.mu.Unlock()
+}
+
+// Stall makes every blob download wait until Release (or the client gives
+// up), so a test can kill a client mid-install.
+func (r *Registry) Stall() {
+	r.mu.Lock()
+	if r.stall == nil {
+		r.stall = make(chan struct{})
+	}
+	r.mu.Unlock()
+}
+
+// Release lets stalled and future blob downloads through.
+func (r *Registry) Release() {
+	r.mu.Lock()
+	if r.stall != nil {
+		close(r.stall)
+		r.stall = nil
+	}
+	r.mu.Unlock()
+}
+
+// TamperAll tampers with every blob that is not a manifest or the empty
+// config, returning how many.
+func (r *Registry) TamperAll() int {
+	var ds []string
+	r.mu.Lock()
+	for d, b := range r.blobs {
+		if _, isManifest := r.mtypes[d]; !isManifest && len(b) > 2 {
+			ds = append(ds, d)
+		}
+	}
+	r.mu.Unlock()
+	for _, d := range ds {
+		r.TamperBlob(d)
+	}
+	return len(ds)
 }
 
 // Blobs lists the digests of every stored blob.
@@ -149,6 +186,16 @@ func (r *Registry) authorized(w http.ResponseWriter, req *http.Request) bool {
 }
 
 func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	stall := r.stall
+	r.mu.Unlock()
+	if stall != nil && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/sha256:") {
+		select {
+		case <-stall:
+		case <-req.Context().Done():
+			return
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Requests++
@@ -241,7 +288,7 @@ func (r *Registry) manifest(w http.ResponseWriter, req *http.Request, repo, ref 
 			return
 		}
 		var m struct {
-			Config struct{ Digest string } `json:"config"`
+			Config struct{ Digest string }   `json:"config"`
 			Layers []struct{ Digest string } `json:"layers"`
 		}
 		if err := json.Unmarshal(b, &m); err != nil {
