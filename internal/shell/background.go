@@ -133,11 +133,15 @@ func (s *Session) Deliver(workID, via string) (bool, error) {
 	p.delivered = true
 	p.mu.Unlock()
 	r := p.result
-	s.sink.Emit(event.Event{Type: "shell_completed", Fields: map[string]any{
+	f := map[string]any{
 		"work_id": workID, "binary": p.canon, "command": p.command,
 		"exit_code": r.ExitCode, "status": r.Status, "delivered_via": via,
 		"duration_ms": r.Duration.Milliseconds(), "log": p.logPath,
-	}})
+	}
+	if r.Limit != "" {
+		f["resource_limit"] = r.Limit
+	}
+	s.sink.Emit(event.Event{Type: "shell_completed", Fields: f})
 	return true, nil
 }
 
@@ -234,6 +238,9 @@ func (s *Session) Background(ctx context.Context, req BackgroundRequest) (string
 		r := p.result
 		fmt.Fprintf(&b, "State: exited after %d ms\nExit code: %d\nStatus: %s\n", r.Duration.Milliseconds(), r.ExitCode, r.Status)
 		writeOutput(&b, r.Stdout)
+		if r.Limit != "" {
+			b.WriteString(r.Limit + "\n")
+		}
 		if r.Note != "" {
 			b.WriteString(r.Note + "\n")
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -304,3 +305,30 @@ func TestManifests(t *testing.T) {
 }
 
 type execCmd = exec.Cmd
+
+// limiter attributes a SIGKILL to a limit, as sandbox.Session.LimitHit does
+// for an out-of-memory kill.
+type limiter struct{ bare }
+
+func (limiter) LimitHit(_ error, st *os.ProcessState) string {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return "The command was killed: the session's processes together exceeded cgroup_memory_bytes (1 bytes)."
+	}
+	return ""
+}
+
+func TestResourceLimitLine(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.s.c = &limiter{}
+	r := f.call(t, "bash", "kill -9 $$")
+	if r.Status != "resource_limit" || !strings.HasSuffix(r.Text(), "cgroup_memory_bytes (1 bytes).\n") {
+		t.Errorf("status %q text %q", r.Status, r.Text())
+	}
+	if ev := f.rec.of("shell"); len(ev) != 1 || ev[0].Fields["status"] != "resource_limit" || ev[0].Fields["resource_limit"] == nil {
+		t.Errorf("shell record = %v", ev)
+	}
+	if r := f.call(t, "bash", "exit 1"); r.Status != "error" || r.Limit != "" {
+		t.Errorf("plain failure: %+v", r)
+	}
+}

@@ -27,14 +27,18 @@ type Abandoned struct {
 	ExitCode  int
 	Status    string
 	WaitError string
-	LogPath   string
-	LogBytes  int64
+	// Limit is the container's line naming the resource limit it hit.
+	Limit    string
+	LogPath  string
+	LogBytes int64
 }
 
 // Close ends the session's subprocesses: every backgrounded command whose
 // exit did not reach the agent is killed (or, if it already exited, reported
-// with its exit), every process group a call started is killed, and so is
-// everything the container can reach. Each such command gets a
+// with its exit), and every process group a call started is killed. A
+// process that left its group is out of this package's reach: the
+// integrator closes the container (sandbox.Session.Close kills its whole
+// cgroup scope) right after. Each such command gets a
 // shell_abandoned record, and one report goes to Policy.Stderr and
 // logs/bootstrap.log. Calls after Close fail with ErrClosed.
 func (s *Session) Close(ctx context.Context) ([]Abandoned, error) {
@@ -84,11 +88,6 @@ func (s *Session) Close(ctx context.Context) ([]Abandoned, error) {
 		_ = syscall.Kill(-g, syscall.SIGKILL)
 	}
 	var errs []error
-	if k, ok := s.c.(Killer); ok {
-		if err := k.KillAll(); err != nil {
-			errs = append(errs, fmt.Errorf("kill the session's processes: %w", err))
-		}
-	}
 	// Let the killed commands' readers finish so their logs are complete.
 	for _, p := range killed {
 		select {
@@ -129,7 +128,7 @@ func (p *proc) abandonedReport(finished bool) Abandoned {
 	a := Abandoned{WorkID: p.workID, Binary: p.canon, Command: p.command, Finished: finished, LogPath: p.logPath}
 	if finished {
 		a.Running = p.result.Duration
-		a.ExitCode, a.Status = p.result.ExitCode, p.result.Status
+		a.ExitCode, a.Status, a.Limit = p.result.ExitCode, p.result.Status, p.result.Limit
 		var ee *exec.ExitError
 		if p.waitErr != nil && !errors.As(p.waitErr, &ee) {
 			a.WaitError = p.waitErr.Error()
@@ -161,6 +160,9 @@ func (s *Session) report(as []Abandoned) string {
 		fmt.Fprintf(&b, "work_id: %s\nbinary: %s\ncommand: %s\n", a.WorkID, a.Binary, a.Command)
 		if a.Finished {
 			fmt.Fprintf(&b, "state: finished during teardown after %d ms\nstatus: %s\nexit_code: %d\n", a.Running.Milliseconds(), a.Status, a.ExitCode)
+			if a.Limit != "" {
+				fmt.Fprintf(&b, "resource_limit: %s\n", a.Limit)
+			}
 			if a.WaitError != "" {
 				fmt.Fprintf(&b, "wait_error: %s\n", a.WaitError)
 			}

@@ -50,7 +50,8 @@ type Result struct {
 	// Binary is the program that ran, symlinks resolved.
 	Binary   string
 	ExitCode int
-	// Status is ok, error (non-zero exit or a failed wait) or signal.
+	// Status is ok, error (non-zero exit or a failed wait), signal, or
+	// resource_limit (the container attributed the end to a limit).
 	Status string
 	Stdout string
 	Stderr string
@@ -59,7 +60,10 @@ type Result struct {
 	Truncated      bool
 	FullOutputPath string
 	// Note is the output-holder note, if step 2 or 3 was reached.
-	Note     string
+	Note string
+	// Limit is the line naming the resource limit the command hit, from
+	// the container; Status is then resource_limit.
+	Limit    string
 	Duration time.Duration
 	// WorkID is set when the command moved to the background; the result
 	// then says it is still running and nothing else is final.
@@ -99,6 +103,10 @@ func (r Result) Text() string {
 	}
 	if r.Truncated {
 		fmt.Fprintf(&b, "Output truncated. Full output written to %s\n", r.FullOutputPath)
+	}
+	if r.Limit != "" {
+		b.WriteString(r.Limit)
+		b.WriteByte('\n')
 	}
 	if r.Note != "" {
 		b.WriteString(r.Note)
@@ -226,16 +234,15 @@ func (s *Session) run(ctx context.Context, sp spec) (Result, error) {
 		wOut.Close()
 		return Result{}, fmt.Errorf("stderr pipe: %w", err)
 	}
-	cmd := &exec.Cmd{
-		Path:        sp.path,
-		Args:        append([]string{sp.path}, sp.args...),
-		Env:         sp.env,
-		Dir:         s.p.Workdir,
-		Stdin:       nil, // exec opens /dev/null
-		Stdout:      wOut,
-		Stderr:      wErr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
+	// The call's ctx never kills the command (a canceled call demotes it
+	// instead); the command gets a context of its own so a container may
+	// install a Cancel that kills the whole group.
+	cmd := exec.CommandContext(context.Background(), sp.path, sp.args...)
+	cmd.Env = sp.env
+	cmd.Dir = s.p.Workdir
+	cmd.Stdin = nil // exec opens /dev/null
+	cmd.Stdout, cmd.Stderr = wOut, wErr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	closeAll := func() { rOut.Close(); wOut.Close(); rErr.Close(); wErr.Close() }
 	if err := s.c.Prepare(cmd); err != nil {
 		closeAll()
@@ -371,9 +378,15 @@ func (p *proc) finish(wait time.Duration) {
 	}
 
 	code, status := exitStatus(p.cmd.ProcessState, p.waitErr)
+	limit := ""
+	if le, ok := p.s.c.(LimitExplainer); ok {
+		if limit = le.LimitHit(p.waitErr, p.cmd.ProcessState); limit != "" {
+			status = "resource_limit"
+		}
+	}
 	r := Result{
-		Binary: p.canon, ExitCode: code, Status: status, Note: note,
-		Duration: time.Since(p.start), WorkID: "",
+		Binary: p.canon, ExitCode: code, Status: status, Note: note, Limit: limit,
+		Duration: time.Since(p.start),
 	}
 	p.mu.Lock()
 	if p.log != nil {
@@ -414,6 +427,9 @@ func (p *proc) finish(wait time.Duration) {
 		}
 		if note != "" {
 			f["note"] = note
+		}
+		if limit != "" {
+			f["resource_limit"] = limit
 		}
 		p.s.sink.Emit(event.Event{Type: "shell", Fields: f})
 	}

@@ -30,11 +30,12 @@ type Container interface {
 	Prepare(cmd *exec.Cmd) error
 }
 
-// Killer is implemented by a container that can kill every process the
-// session started, including ones that left their process group (a cgroup
-// scope's kill). Close uses it after killing the groups it knows.
-type Killer interface {
-	KillAll() error
+// LimitExplainer is implemented by a container that can attribute a
+// finished command's failure to one resource limit (*sandbox.Session's
+// LimitHit): the line it returns follows the result, and the command's
+// status becomes resource_limit.
+type LimitExplainer interface {
+	LimitHit(err error, state *os.ProcessState) string
 }
 
 var (

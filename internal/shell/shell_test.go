@@ -57,7 +57,7 @@ type fixture struct {
 
 func grace(n int) *int { return &n }
 
-func newFixture(t *testing.T, mod func(*Policy)) *fixture {
+func newFixture(t testing.TB, mod func(*Policy)) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	p := Policy{

@@ -1,0 +1,86 @@
+package shell
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/murmur/mur/internal/sandbox"
+)
+
+// TestMain lets a sandboxed command re-execute this test binary as the
+// sandbox's init.
+func TestMain(m *testing.M) {
+	sandbox.Main()
+	os.Exit(m.Run())
+}
+
+// contained returns a fixture whose container is a real sandbox session,
+// or skips unless MUR_TEST_PRIVILEGED=1 and the host enforces scoped.
+func contained(t testing.TB, mod func(*Policy)) (*fixture, *sandbox.Session) {
+	if os.Getenv("MUR_TEST_PRIVILEGED") != "1" {
+		t.Skip("set MUR_TEST_PRIVILEGED=1 (make test-shell-slow) to run shell calls in the real sandbox")
+	}
+	if r := sandbox.Explain(sandbox.Probe(), sandbox.Policy{}); r.Achieved < sandbox.Scoped {
+		t.Skipf("host cannot enforce scoped:\n%s", r)
+	}
+	f := newFixture(t, mod)
+	sb, err := sandbox.NewSession(context.Background(), sandbox.Policy{
+		Workdir: f.pol.Workdir, Home: f.pol.Home, Tmp: f.pol.Tmp,
+		ReadOnly: f.pol.ReadOnly,
+		Cgroup:   sandbox.Cgroup{MemoryBytes: 512 << 20, PidsMax: 128},
+		Rlimits:  sandbox.Rlimits{MaxOpenFiles: 1024},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	f.s.c = sb
+	return f, sb
+}
+
+func TestContainedCalls(t *testing.T) {
+	f, sb := contained(t, func(p *Policy) { p.GraceSecs = grace(1) })
+	ctx := context.Background()
+
+	r := f.call(t, "bash", `printf 'out\n'; printf 'err\n' >&2`)
+	if r.Text() != "Exit code: 0\nStdout:\nout\n\nStderr:\nerr\n" {
+		t.Errorf("contained result %q", r.Text())
+	}
+	// The sandbox denies what the grant does not give.
+	r = f.call(t, "bash", `cat /etc/shadow`)
+	if r.ExitCode == 0 {
+		t.Errorf("read /etc/shadow: %q", r.Text())
+	}
+	// Still its own group leader with /dev/null stdin, in the workdir.
+	r = f.call(t, "bash", `set -- $(cut -d' ' -f5 /proc/$$/stat); echo "pgid=$1 pid=$$"; readlink /proc/$$/fd/0; pwd`)
+	if lines := strings.Split(strings.TrimSpace(r.Stdout), "\n"); len(lines) != 3 || lines[1] != "/dev/null" || lines[2] != f.pol.Workdir {
+		t.Errorf("contained process shape: %q", r.Text())
+	}
+	// The output-holder rule holds through the sandbox's init.
+	start := time.Now()
+	r = f.call(t, "bash", `sleep 20 & echo main`)
+	if r.Note != NoteGroupKilled || time.Since(start) > 2500*time.Millisecond {
+		t.Errorf("holder: %q after %v", r.Text(), time.Since(start))
+	}
+	// A demoted command is killed at the session's end.
+	r = f.call(t, "bash", `echo going; sleep 30`)
+	if r.WorkID == "" {
+		t.Fatalf("not demoted: %q", r.Text())
+	}
+	pid := f.s.work[r.WorkID].pgid
+	ab, err := f.s.Close(ctx)
+	if err != nil || len(ab) != 1 {
+		t.Fatalf("Close = %v, %v", ab, err)
+	}
+	waitGone(t, pid)
+	if err := sb.Close(); err != nil {
+		t.Error(err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(f.pol.RecordsDir, "logs", r.WorkID+".log")); !strings.Contains(string(log), "going") {
+		t.Errorf("log %q", log)
+	}
+}
