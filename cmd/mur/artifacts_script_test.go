@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -15,7 +16,7 @@ import (
 // Script commands for the artifact scripts:
 //
 //	registry start [basic|bearer USER PASS]  start an in-process OCI registry; sets $REGISTRY
-//	registry stop|stall|release|tamper|lie
+//	registry stop|stall|waitstalled|release|tamper|lie
 //	mkzip OUT NAME=FILE...                     pack files into a .mur.zip as given, unchecked
 var (
 	regMu sync.Mutex
@@ -62,6 +63,10 @@ func cmdRegistry(ts *testscript.TestScript, neg bool, args []string) {
 		r.Close()
 	case "stall":
 		r.Stall()
+	case "waitstalled":
+		if !r.WaitStalled(10 * time.Second) {
+			ts.Fatalf("registry waitstalled: no download reached the registry in 10s")
+		}
 	case "release":
 		r.Release()
 	case "tamper":

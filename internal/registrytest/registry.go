@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Auth selects how the registry challenges clients.
@@ -47,6 +48,7 @@ type Registry struct {
 	tokens    map[string]bool
 	lieDigest bool
 	stall     chan struct{} // non-nil: blob GETs wait until it is closed
+	stalled   chan struct{} // receives once per request that starts waiting
 	// Requests counts every request served, for tests that prove nothing
 	// was fetched.
 	Requests int
@@ -111,8 +113,25 @@ func (r *Registry) Stall() {
 	r.mu.Lock()
 	if r.stall == nil {
 		r.stall = make(chan struct{})
+		r.stalled = make(chan struct{}, 64)
 	}
 	r.mu.Unlock()
+}
+
+// WaitStalled waits until a download is held by Stall, or timeout.
+func (r *Registry) WaitStalled(timeout time.Duration) bool {
+	r.mu.Lock()
+	ch := r.stalled
+	r.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 // Release lets stalled and future blob downloads through.
@@ -187,9 +206,13 @@ func (r *Registry) authorized(w http.ResponseWriter, req *http.Request) bool {
 
 func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
-	stall := r.stall
+	stall, stalled := r.stall, r.stalled
 	r.mu.Unlock()
 	if stall != nil && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/sha256:") {
+		select {
+		case stalled <- struct{}{}:
+		default:
+		}
 		select {
 		case <-stall:
 		case <-req.Context().Done():
