@@ -3,10 +3,13 @@ package wasi
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -159,5 +162,66 @@ func TestFixtureMissingInterfaceNamed(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "environment") {
 		t.Fatalf("a provided 0.2.3 interface was reported missing: %v", err)
+	}
+}
+
+func TestFixtureTCPConnectGoverned(t *testing.T) {
+	allowed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer allowed.Close()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := allowed.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(io.LimitReader(c, 4))
+		got <- string(b)
+	}()
+	otherHit := make(chan struct{}, 1)
+	go func() {
+		if c, err := other.Accept(); err == nil {
+			c.Close()
+			otherHit <- struct{}{}
+		}
+	}()
+	a, _ := ParseAllow([]string{allowed.Addr().String()})
+	inst, _, _ := instantiate(t, "tcp.wat", Policy{Network: a})
+	port := func(l net.Listener) cm.Val { return cm.U16(uint16(l.Addr().(*net.TCPAddr).Port)) }
+	lo := []cm.Val{cm.U8(127), cm.U8(0), cm.U8(0), cm.U8(1)}
+
+	v := call(t, inst, "connect", append(lo, port(allowed))...)
+	if !v.IsOK() {
+		t.Fatalf("allowed connect: %v", v)
+	}
+	select {
+	case s := <-got:
+		if s != "ping" {
+			t.Fatalf("listener got %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("allowed listener got nothing")
+	}
+
+	v = call(t, inst, "connect", append(lo, port(other))...)
+	if p, _ := v.Payload(); v.IsOK() || p.Str() != "access-denied" {
+		t.Fatalf("connect to unlisted port: %v", v)
+	}
+	v = call(t, inst, "connect", cm.U8(10), cm.U8(255), cm.U8(255), cm.U8(1), port(allowed))
+	if p, _ := v.Payload(); v.IsOK() || p.Str() != "access-denied" {
+		t.Fatalf("connect to unlisted host: %v", v)
+	}
+	select {
+	case <-otherHit:
+		t.Fatal("the unlisted listener was reached")
+	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -102,7 +102,10 @@ func (d *definer) sockets() {
 	l.resource("network", rtNetwork)
 	l.resource("pollable", rtPollable)
 	l.resource("resolve-address-stream", rtResolveStream)
-	l.fn("resolve-addresses", func(x *Ctx, _ *cm.Caller, a []cm.Val) (cm.Val, error) {
+	l.fn("resolve-addresses", func(x *Ctx, c *cm.Caller, a []cm.Val) (cm.Val, error) {
+		if _, _, err := handle[network](x, c, a[0]); err != nil {
+			return cm.Val{}, err
+		}
 		r, err := x.net.resolveAsync(a[1].Str())
 		if err != nil {
 			return sockResult(cm.Val{}, err), nil
@@ -168,9 +171,23 @@ func (d *definer) tcp() {
 			return f(x, s, a), nil
 		})
 	}
-	sock("start-bind", func(_ *Ctx, s *TCPSocket, a []cm.Val) cm.Val { return sockUnit(s.StartBind(sockAddrOf(a[2]))) })
+	// withNet methods present the network capability as their second
+	// argument; it is resolved (which also ends the guest's borrow).
+	withNet := func(name string, f func(x *Ctx, s *TCPSocket, a []cm.Val) cm.Val) {
+		t.fn("[method]tcp-socket."+name, func(x *Ctx, c *cm.Caller, a []cm.Val) (cm.Val, error) {
+			s, _, err := handle[*TCPSocket](x, c, a[0])
+			if err != nil {
+				return cm.Val{}, err
+			}
+			if _, _, err := handle[network](x, c, a[1]); err != nil {
+				return cm.Val{}, err
+			}
+			return f(x, s, a), nil
+		})
+	}
+	withNet("start-bind", func(_ *Ctx, s *TCPSocket, a []cm.Val) cm.Val { return sockUnit(s.StartBind(sockAddrOf(a[2]))) })
 	sock("finish-bind", func(_ *Ctx, s *TCPSocket, _ []cm.Val) cm.Val { return sockUnit(s.FinishBind()) })
-	sock("start-connect", func(_ *Ctx, s *TCPSocket, a []cm.Val) cm.Val { return sockUnit(s.StartConnect(sockAddrOf(a[2]))) })
+	withNet("start-connect", func(_ *Ctx, s *TCPSocket, a []cm.Val) cm.Val { return sockUnit(s.StartConnect(sockAddrOf(a[2]))) })
 	sock("finish-connect", func(x *Ctx, s *TCPSocket, _ []cm.Val) cm.Val {
 		in, out, err := s.FinishConnect()
 		if err != nil {
@@ -271,7 +288,16 @@ func (d *definer) udp() {
 			return f(x, s, a), nil
 		})
 	}
-	sock("start-bind", func(_ *Ctx, s *UDPSocket, a []cm.Val) cm.Val { return sockUnit(s.StartBind(sockAddrOf(a[2]))) })
+	u.fn("[method]udp-socket.start-bind", func(x *Ctx, c *cm.Caller, a []cm.Val) (cm.Val, error) {
+		s, _, err := handle[*UDPSocket](x, c, a[0])
+		if err != nil {
+			return cm.Val{}, err
+		}
+		if _, _, err := handle[network](x, c, a[1]); err != nil {
+			return cm.Val{}, err
+		}
+		return sockUnit(s.StartBind(sockAddrOf(a[2]))), nil
+	})
 	sock("finish-bind", func(_ *Ctx, s *UDPSocket, _ []cm.Val) cm.Val { return sockUnit(s.FinishBind()) })
 	sock("stream", func(x *Ctx, s *UDPSocket, a []cm.Val) cm.Val {
 		var remote *netip.AddrPort
