@@ -160,7 +160,7 @@ func ParseArtifact(file string, data []byte) (*Artifact, diag.List) {
 		return nil, d.diags
 	}
 	if o.has("registry") {
-		d.report(diag.ManInvalid, o.knode["registry"], "registry", "'registry' is not a manifest key; where artifacts come from is set in ~/.murmur/config.yaml")
+		d.report(diag.ManInvalid, o.kn("registry"), "registry", "'registry' is not a manifest key; where artifacts come from is set in ~/.murmur/config.yaml")
 		return nil, d.diags
 	}
 	a := &Artifact{File: file}

@@ -32,7 +32,7 @@ func ParseCapsule(file string, data []byte) (*Capsule, diag.List) {
 	}
 	// registry: is refused before any other field is checked.
 	if top.has("registry") {
-		d.report(diag.ManInvalid, top.knode["registry"], "registry", "'registry' is not a manifest key; where artifacts come from is set in ~/.murmur/config.yaml")
+		d.report(diag.ManInvalid, top.kn("registry"), "registry", "'registry' is not a manifest key; where artifacts come from is set in ~/.murmur/config.yaml")
 		return nil, d.diags
 	}
 	c := d.capsule(top)
@@ -75,10 +75,10 @@ func (d *decoder) capsule(o *obj) *Capsule {
 	c.Name = d.requiredString(o, "name")
 	c.Version = d.requiredString(o, "version")
 	if n := o.get("mur_version"); n != nil {
-		d.report(diag.ManInvalid, o.knode["mur_version"], "mur_version", "is not a top-level key; write the pin as deploy.mur_version")
+		d.report(diag.ManInvalid, o.kn("mur_version"), "mur_version", "is not a top-level key; write the pin as deploy.mur_version")
 	}
 	if n := o.get("config"); n != nil {
-		d.report(diag.ManInvalid, o.knode["config"], "config", "is not a top-level key: config is per artifact; put it on the artifacts: entry it configures")
+		d.report(diag.ManInvalid, o.kn("config"), "config", "is not a top-level key: config is per artifact; put it on the artifacts: entry it configures")
 	}
 	o.list("artifacts", func(i int, path string, n *yaml.Node) {
 		if a := d.artifactRef(n, path); a != nil {
@@ -137,8 +137,8 @@ func (d *decoder) requiredString(o *obj, key string) string {
 	}
 	p := o.str(key)
 	if p == nil || strings.TrimSpace(*p) == "" {
-		if p != nil || isNull(o.vnode[key]) {
-			d.report(diag.ManInvalid, o.knode[key], o.field(key), "must not be empty")
+		if p != nil || isNull(o.vn(key)) {
+			d.report(diag.ManInvalid, o.kn(key), o.field(key), "must not be empty")
 		}
 		return ""
 	}
@@ -153,10 +153,12 @@ func (d *decoder) artifactRef(n *yaml.Node, path string) *ArtifactRef {
 	a := &ArtifactRef{}
 	a.Name = d.requiredString(o, "name")
 	a.Source = o.strv("source")
-	if o.has("version") {
+	if a.Source != "" {
 		a.Version = o.strv("version")
-	} else if a.Source == "" {
+	} else if !o.has("version") {
 		d.report(diag.ManInvalid, o.n, o.field("version"), "is required (per entry) unless source: is set")
+	} else {
+		a.Version = d.requiredString(o, "version")
 	}
 	if rn, ok := o.scalar("runtime"); ok && !isNull(rn) {
 		switch rn.Value {
@@ -192,7 +194,7 @@ func (d *decoder) gateway(o *obj, parent *obj) *Gateway {
 	}
 	g := &Gateway{}
 	if !o.has("endpoint") {
-		d.report(diag.ManInvalid, parent.knode["gateway"], o.field("endpoint"), "is required when gateway: is set: name the upstream URL the key is sent to")
+		d.report(diag.ManInvalid, parent.kn("gateway"), o.field("endpoint"), "is required when gateway: is set: name the upstream URL the key is sent to")
 	} else {
 		g.Endpoint = o.strv("endpoint")
 	}
@@ -219,7 +221,7 @@ func (d *decoder) capabilities(o *obj, role string) *Capabilities {
 	if s := o.sub("peer_fetch"); s != nil {
 		c.PeerFetch = &PeerFetch{Allow: s.strings("allow")}
 		if !s.has("allow") {
-			d.report(diag.ManInvalid, o.knode["peer_fetch"], s.field("allow"), "is required and must be non-empty when the peer_fetch: block is present; omit the block to allow no peer")
+			d.report(diag.ManInvalid, o.kn("peer_fetch"), s.field("allow"), "is required and must be non-empty when the peer_fetch: block is present; omit the block to allow no peer")
 		}
 		s.unknown()
 	}
@@ -262,14 +264,14 @@ func (d *decoder) capabilities(o *obj, role string) *Capabilities {
 	if s := o.sub("conversation"); s != nil {
 		c.Conversation = &ReadGrant{Read: s.boolean("read")}
 		if !s.has("read") && role != "" {
-			d.report(diag.ManInvalid, o.knode["conversation"], s.field("read"), "is required in a conversation: block and never inferred; write read: true or remove the block")
+			d.report(diag.ManInvalid, o.kn("conversation"), s.field("read"), "is required in a conversation: block and never inferred; write read: true or remove the block")
 		}
 		s.unknown()
 	}
 	if s := o.sub("task_io"); s != nil {
 		c.TaskIO = &ReadGrant{Read: s.boolean("read")}
 		if !s.has("read") && role == RoleHook {
-			d.report(diag.ManInvalid, o.knode["task_io"], s.field("read"), "is required in a task_io: block and never inferred; write read: true or remove the block")
+			d.report(diag.ManInvalid, o.kn("task_io"), s.field("read"), "is required in a task_io: block and never inferred; write read: true or remove the block")
 		}
 		s.unknown()
 	}
@@ -280,7 +282,7 @@ func (d *decoder) capabilities(o *obj, role string) *Capabilities {
 	if s := o.sub("plan"); s != nil {
 		c.Plan = &Plan{Submit: s.boolean("submit")}
 		if !s.has("submit") {
-			d.report(diag.ManInvalid, o.knode["plan"], s.field("submit"), "is required in a plan: block and never inferred; write submit: true, or omit the block to grant no plans")
+			d.report(diag.ManInvalid, o.kn("plan"), s.field("submit"), "is required in a plan: block and never inferred; write submit: true, or omit the block to grant no plans")
 		}
 		s.unknown()
 	}
@@ -315,7 +317,7 @@ func (d *decoder) shell(s *obj) *Shell {
 			}
 			dir := InterpreterDir{Path: d.requiredString(do, "path")}
 			if dir.Path != "" && !strings.HasPrefix(dir.Path, "/") {
-				d.report(diag.ManInvalid, do.knode["path"], do.field("path"), "must be an absolute host path starting with /, not %q", dir.Path)
+				d.report(diag.ManInvalid, do.kn("path"), do.field("path"), "must be an absolute host path starting with /, not %q", dir.Path)
 			}
 			if !do.has("list_dir") {
 				d.report(diag.ManInvalid, do.n, do.field("list_dir"), "is required and never inferred: write list_dir: true to allow listing the directory, false to allow opening files by exact name only")
@@ -326,7 +328,7 @@ func (d *decoder) shell(s *obj) *Shell {
 			ir.Dirs = append(ir.Dirs, dir)
 		})
 		if o.has("dirs") && len(ir.Dirs) == 0 {
-			d.report(diag.ManInvalid, o.knode["dirs"], o.field("dirs"), "must name at least one directory")
+			d.report(diag.ManInvalid, o.kn("dirs"), o.field("dirs"), "must name at least one directory")
 		}
 		o.unknown()
 		sh.InterpreterRuntime = append(sh.InterpreterRuntime, ir)
@@ -338,7 +340,7 @@ func (d *decoder) shell(s *obj) *Shell {
 		}
 		sr := StagedRuntime{Binary: d.requiredString(o, "binary"), SourcePath: d.requiredString(o, "source_path"), Pin: d.requiredString(o, "pin")}
 		if sr.SourcePath != "" && !strings.HasPrefix(sr.SourcePath, "/") {
-			d.report(diag.ManInvalid, o.knode["source_path"], o.field("source_path"), "must be an absolute host path starting with /, not %q", sr.SourcePath)
+			d.report(diag.ManInvalid, o.kn("source_path"), o.field("source_path"), "must be an absolute host path starting with /, not %q", sr.SourcePath)
 		}
 		o.unknown()
 		sh.StagedRuntime = append(sh.StagedRuntime, sr)
@@ -350,14 +352,14 @@ func (d *decoder) shell(s *obj) *Shell {
 func (d *decoder) door(o *obj) *Door {
 	dr := &Door{InternalPort: o.integer("internal_port", 1)}
 	if dr.InternalPort != nil && *dr.InternalPort > 65535 {
-		d.report(diag.ManInvalid, o.knode["internal_port"], o.field("internal_port"), "must be a port from 1 to 65535, not %d", *dr.InternalPort)
+		d.report(diag.ManInvalid, o.kn("internal_port"), o.field("internal_port"), "must be a port from 1 to 65535, not %d", *dr.InternalPort)
 	}
 	if s := o.sub("authentication"); s != nil {
 		au := &Authentication{}
 		if !s.has("scheme") {
-			d.report(diag.ManInvalid, o.knode["authentication"], s.field("scheme"), "is required in the block: write scheme: bearer")
+			d.report(diag.ManInvalid, o.kn("authentication"), s.field("scheme"), "is required in the block: write scheme: bearer")
 		} else if v := s.strv("scheme"); v != "bearer" {
-			d.report(diag.ManInvalid, s.knode["scheme"], s.field("scheme"), "must be bearer, the only scheme, not %q", v)
+			d.report(diag.ManInvalid, s.kn("scheme"), s.field("scheme"), "must be bearer, the only scheme, not %q", v)
 		} else {
 			au.Scheme = v
 		}
@@ -366,9 +368,9 @@ func (d *decoder) door(o *obj) *Door {
 			for _, name := range cs.keys {
 				field := cs.field(name)
 				if !doorCredRE.MatchString(name) {
-					d.report(diag.ManInvalid, cs.knode[name], field, "credential name must match ^[a-z][a-z0-9_-]{0,31}$")
+					d.report(diag.ManInvalid, cs.kn(name), field, "credential name must match ^[a-z][a-z0-9_-]{0,31}$")
 				} else if name == "operator" {
-					d.report(diag.ManInvalid, cs.knode[name], field, "'operator' is reserved for the token holding every scope; choose another name")
+					d.report(diag.ManInvalid, cs.kn(name), field, "'operator' is reserved for the token holding every scope; choose another name")
 				}
 				co := cs.sub(name)
 				if co == nil {
@@ -455,7 +457,7 @@ func (d *decoder) context(o *obj) *Context {
 
 func (d *decoder) nonEmptyRetain(parent, s *obj) {
 	if len(s.keys) == 0 {
-		d.report(diag.ManInvalid, parent.knode["retain"], s.path, "is present but empty; omit the block to declare no retention policy")
+		d.report(diag.ManInvalid, parent.kn("retain"), s.path, "is present but empty; omit the block to declare no retention policy")
 	}
 }
 
@@ -470,7 +472,7 @@ func (d *decoder) fraction(o *obj, key string, closed bool) *float64 {
 		if closed {
 			rng = "greater than 0.0 and at most 1.0"
 		}
-		d.report(diag.ManInvalid, o.knode[key], o.field(key), "must be %s, not %v", rng, *v)
+		d.report(diag.ManInvalid, o.kn(key), o.field(key), "must be %s, not %v", rng, *v)
 	}
 	return v
 }
@@ -542,7 +544,7 @@ func (d *decoder) driverRef(o *obj, path string) *DriverRef {
 		n := o.get("config")
 		dr.Config = &Raw{node: n}
 		if !dr.Config.IsMapping() {
-			d.report(diag.ManInvalid, o.knode["config"], o.field("config"), "must be a mapping, not %s", kindName(n))
+			d.report(diag.ManInvalid, o.kn("config"), o.field("config"), "must be a mapping, not %s", kindName(n))
 		}
 	}
 	o.unknown()
@@ -583,7 +585,7 @@ func (d *decoder) inference(o *obj) *Inference {
 			alt.Driver.Artifact = ds.strv("artifact")
 			if ds.has("config") {
 				ds.get("config")
-				d.report(diag.ManInvalid, ds.knode["config"], ds.field("config"), "is refused on an alternate: inference.driver.config applies to every declared driver; put per-driver settings in that driver's artifacts[].config")
+				d.report(diag.ManInvalid, ds.kn("config"), ds.field("config"), "is refused on an alternate: inference.driver.config applies to every declared driver; put per-driver settings in that driver's artifacts[].config")
 			}
 			ds.unknown()
 		}
@@ -596,7 +598,7 @@ func (d *decoder) inference(o *obj) *Inference {
 		d.bound(s, "initial_delay_ms", r.InitialDelayMS, 60000)
 		d.bound(s, "max_delay_ms", r.MaxDelayMS, 3600000)
 		if r.InitialDelayMS != nil && r.MaxDelayMS != nil && *r.MaxDelayMS < *r.InitialDelayMS {
-			d.report(diag.ManInvalid, s.knode["max_delay_ms"], s.field("max_delay_ms"), "must be at least initial_delay_ms (%d), not %d", *r.InitialDelayMS, *r.MaxDelayMS)
+			d.report(diag.ManInvalid, s.kn("max_delay_ms"), s.field("max_delay_ms"), "must be at least initial_delay_ms (%d), not %d", *r.InitialDelayMS, *r.MaxDelayMS)
 		}
 		s.unknown()
 		in.Retry = r
@@ -609,11 +611,11 @@ func (d *decoder) inference(o *obj) *Inference {
 			n := s.get("driver_config")
 			cp.DriverConfig = &Raw{node: n}
 			if !cp.DriverConfig.IsMapping() {
-				d.report(diag.ManInvalid, s.knode["driver_config"], s.field("driver_config"), "must be a mapping, not %s", kindName(n))
+				d.report(diag.ManInvalid, s.kn("driver_config"), s.field("driver_config"), "must be a mapping, not %s", kindName(n))
 			}
 		}
 		if s.has("system_prompt") && s.has("system_prompt_file") {
-			d.report(diag.ManInvalid, s.knode["system_prompt_file"], s.field("system_prompt_file"), "cannot be set together with inference.compaction.system_prompt; keep one")
+			d.report(diag.ManInvalid, s.kn("system_prompt_file"), s.field("system_prompt_file"), "cannot be set together with inference.compaction.system_prompt; keep one")
 		}
 		s.unknown()
 		in.Compaction = cp
@@ -628,7 +630,7 @@ func (d *decoder) inference(o *obj) *Inference {
 
 func (d *decoder) bound(o *obj, key string, v *int64, max int64) {
 	if v != nil && *v > max {
-		d.report(diag.ManInvalid, o.knode[key], o.field(key), "must be at most %d, not %d", max, *v)
+		d.report(diag.ManInvalid, o.kn(key), o.field(key), "must be at most %d, not %d", max, *v)
 	}
 }
 
@@ -653,16 +655,16 @@ func (d *decoder) lifecycle(o *obj) *Lifecycle {
 		kw := &KeepWorking{}
 		msgField := s.field("message")
 		if p := s.str("message"); p == nil || strings.TrimSpace(*p) == "" {
-			d.report(diag.ManInvalid, o.knode["keep_working"], msgField, "invalid lifecycle config for '%s': is required and must not be blank; omit lifecycle.keep_working to turn the option off", msgField)
+			d.report(diag.ManInvalid, o.kn("keep_working"), msgField, "invalid lifecycle config for '%s': is required and must not be blank; omit lifecycle.keep_working to turn the option off", msgField)
 		} else {
 			kw.Message = *p
 		}
 		limField := s.field("limit")
 		if !s.has("limit") {
-			d.report(diag.ManInvalid, o.knode["keep_working"], limField, "invalid lifecycle config for '%s': is required; omit lifecycle.keep_working to turn the option off", limField)
+			d.report(diag.ManInvalid, o.kn("keep_working"), limField, "invalid lifecycle config for '%s': is required; omit lifecycle.keep_working to turn the option off", limField)
 		} else if v := s.integer("limit", 0); v != nil {
 			if *v < 1 {
-				d.report(diag.ManInvalid, s.knode["limit"], limField, "invalid lifecycle config for '%s': must be at least 1; omit lifecycle.keep_working to turn the option off", limField)
+				d.report(diag.ManInvalid, s.kn("limit"), limField, "invalid lifecycle config for '%s': must be at least 1; omit lifecycle.keep_working to turn the option off", limField)
 			}
 			kw.Limit = *v
 		}
@@ -672,12 +674,12 @@ func (d *decoder) lifecycle(o *obj) *Lifecycle {
 	if s := o.sub("done_check"); s != nil {
 		dc := &DoneCheck{}
 		if p := s.str("command"); p == nil || strings.TrimSpace(*p) == "" {
-			d.report(diag.ManInvalid, o.knode["done_check"], s.field("command"), "is required and must not be blank")
+			d.report(diag.ManInvalid, o.kn("done_check"), s.field("command"), "is required and must not be blank")
 		} else {
 			dc.Command = *p
 		}
 		if !s.has("limit") {
-			d.report(diag.ManInvalid, o.knode["done_check"], s.field("limit"), "is required")
+			d.report(diag.ManInvalid, o.kn("done_check"), s.field("limit"), "is required")
 		} else if v := s.integer("limit", 0); v != nil {
 			dc.Limit = *v
 		}
@@ -701,7 +703,7 @@ func (d *decoder) exports(o *obj) *Exports {
 			if p == "" {
 				p = "must be free of .."
 			}
-			d.report(diag.ManInvalid, s.knode["root"], s.field("root"), "%s: it must be relative, non-empty and free of ..", p)
+			d.report(diag.ManInvalid, s.kn("root"), s.field("root"), "%s: it must be relative, non-empty and free of ..", p)
 		}
 		return r
 	}
@@ -726,7 +728,7 @@ func (d *decoder) exports(o *obj) *Exports {
 			s := d.mapping(n, o.field("peer_tasks"))
 			pt := &PeerTasks{}
 			if !s.has("accept") {
-				d.report(diag.ManInvalid, o.knode["peer_tasks"], s.field("accept"), "is required: write accept: true to serve peer tasks or accept: false to refuse them")
+				d.report(diag.ManInvalid, o.kn("peer_tasks"), s.field("accept"), "is required: write accept: true to serve peer tasks or accept: false to refuse them")
 			} else if b := s.boolean("accept"); b != nil {
 				pt.Accept = *b
 			}

@@ -71,15 +71,16 @@ func isNull(n *yaml.Node) bool {
 }
 
 // obj is one YAML mapping being decoded. Keys read through it are marked
-// used; rest reports the others.
+// used; rest reports the others. Mappings are small, so keys are kept in
+// slices and found by a linear scan, which allocates far less than maps.
 type obj struct {
-	d     *decoder
-	path  string
-	n     *yaml.Node
-	keys  []string
-	knode map[string]*yaml.Node
-	vnode map[string]*yaml.Node
-	used  map[string]bool
+	d      *decoder
+	path   string
+	n      *yaml.Node
+	keys   []string
+	knodes []*yaml.Node
+	vnodes []*yaml.Node
+	used   []bool
 }
 
 func join(path, key string) string {
@@ -93,7 +94,7 @@ func join(path, key string) string {
 // else that is not a mapping is E-MAN-002 and yields nil.
 func (d *decoder) mapping(n *yaml.Node, path string) *obj {
 	n = resolve(n)
-	o := &obj{d: d, path: path, n: n, knode: map[string]*yaml.Node{}, vnode: map[string]*yaml.Node{}, used: map[string]bool{}}
+	o := &obj{d: d, path: path, n: n}
 	if isNull(n) {
 		return o
 	}
@@ -101,6 +102,10 @@ func (d *decoder) mapping(n *yaml.Node, path string) *obj {
 		d.report(diag.ManType, n, path, "must be a mapping, not %s", kindName(n))
 		return nil
 	}
+	size := len(n.Content) / 2
+	o.keys = make([]string, 0, size)
+	o.knodes = make([]*yaml.Node, 0, size)
+	o.vnodes = make([]*yaml.Node, 0, size)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -108,37 +113,63 @@ func (d *decoder) mapping(n *yaml.Node, path string) *obj {
 			continue
 		}
 		key := k.Value
-		if _, dup := o.vnode[key]; dup {
+		if o.index(key) >= 0 {
 			d.report(diag.ManInvalid, k, join(path, key), "is written twice; keep one")
 			continue
 		}
 		o.keys = append(o.keys, key)
-		o.knode[key] = k
-		o.vnode[key] = v
+		o.knodes = append(o.knodes, k)
+		o.vnodes = append(o.vnodes, v)
 		d.record(join(path, key), k)
 	}
+	o.used = make([]bool, len(o.keys))
 	return o
 }
 
-func (o *obj) has(key string) bool { _, ok := o.vnode[key]; return ok }
+func (o *obj) index(key string) int {
+	for i, k := range o.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *obj) has(key string) bool { return o.index(key) >= 0 }
+
+// kn is the key node of key, nil when absent.
+func (o *obj) kn(key string) *yaml.Node {
+	if i := o.index(key); i >= 0 {
+		return o.knodes[i]
+	}
+	return nil
+}
+
+// vn is the value node of key as written (not marking it used).
+func (o *obj) vn(key string) *yaml.Node {
+	if i := o.index(key); i >= 0 {
+		return o.vnodes[i]
+	}
+	return nil
+}
 
 // get returns the value node of key, marking it used, or nil when absent.
 func (o *obj) get(key string) *yaml.Node {
-	v, ok := o.vnode[key]
-	if !ok {
+	i := o.index(key)
+	if i < 0 {
 		return nil
 	}
-	o.used[key] = true
-	return resolve(v)
+	o.used[i] = true
+	return resolve(o.vnodes[i])
 }
 
 func (o *obj) field(key string) string { return join(o.path, key) }
 
 // rest reports every key not read so far with code, or calls fn for each.
 func (o *obj) rest(fn func(key string, k *yaml.Node)) {
-	for _, key := range o.keys {
-		if !o.used[key] {
-			fn(key, o.knode[key])
+	for i, key := range o.keys {
+		if !o.used[i] {
+			fn(key, o.knodes[i])
 		}
 	}
 }
