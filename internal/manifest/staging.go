@@ -34,6 +34,7 @@ func CheckStaging(c *Capsule, inst Installed, floor string) diag.List {
 	var ds diag.List
 	ds = append(ds, CheckDrivers(c, inst)...)
 	ds = append(ds, CheckGateways(c, inst)...)
+	ds = append(ds, CheckNativeTools(c, inst)...)
 	_, lim := ResolveLimits(c, inst)
 	ds = append(ds, lim...)
 	ds = append(ds, CheckProviderTools(c, inst, floor)...)
@@ -122,6 +123,30 @@ func CheckGateways(c *Capsule, inst Installed) diag.List {
 			ds = append(ds, c.diagAt(diag.RunUpstreamAuth, field, "%s: %s", a.ID(), a.UpstreamAuthProblem))
 		}
 	}
+	return ds
+}
+
+// CheckNativeTools warns W-SEC-008 for each per-artifact capability a
+// native tool cannot honour: only state applies to it, because a native
+// tool runs under the capsule-wide filesystem, network and shell grants.
+func CheckNativeTools(c *Capsule, inst Installed) diag.List {
+	var ds diag.List
+	for i, e := range c.Artifacts {
+		if e.Role() != RoleTool || e.Capabilities == nil {
+			continue
+		}
+		a, ok := inst.Artifact(e.Name)
+		if !ok || !a.IsNative() {
+			continue
+		}
+		cp := e.Capabilities
+		for key, set := range map[string]bool{"network": cp.Network != nil, "filesystem": cp.Filesystem != nil} {
+			if set {
+				ds = append(ds, c.diagAt(diag.SecArtifactInert, fmt.Sprintf("artifacts[%d].capabilities.%s", i, key), "'%s' is a native tool: only state applies to it, and it runs under the capsule-wide capabilities.filesystem, capabilities.network and capabilities.shell.allow; this block does not narrow them", e.Name))
+			}
+		}
+	}
+	ds.Sort()
 	return ds
 }
 
