@@ -165,27 +165,12 @@ func (l *Linker) plan(c *Component) ([]binding, error) {
 	return out, nil
 }
 
-// match finds the defined instance serving import name: the exact name,
-// else the highest semver-compatible version of the same interface.
+// match finds the defined instance serving import name.
 func (l *Linker) match(name string) (string, bool) {
 	if _, ok := l.root.children[name]; ok {
 		return name, true
 	}
-	base, ver, ok := splitVersion(name)
-	if !ok {
-		return "", false
-	}
-	best, bestVer := "", semver{}
-	for def := range l.root.children {
-		b, v, ok := splitVersion(def)
-		if !ok || b != base || !v.compatible(ver) {
-			continue
-		}
-		if best == "" || bestVer.less(v) {
-			best, bestVer = def, v
-		}
-	}
-	return best, best != ""
+	return bestMatch(name, sortedKeys(l.root.children))
 }
 
 // linkerFor returns a wasmtime linker that satisfies c's imports.

@@ -61,3 +61,27 @@ func (v semver) less(w semver) bool {
 	}
 	return v.patch < w.patch
 }
+
+// bestMatch picks, among the defined instance names, the one serving an
+// import of name: the exact name, else the highest semver-compatible
+// version of the same interface.
+func bestMatch(name string, defined []string) (string, bool) {
+	base, ver, ok := splitVersion(name)
+	best, bestVer := "", semver{}
+	for _, def := range defined {
+		if def == name {
+			return def, true
+		}
+		if !ok {
+			continue
+		}
+		b, v, ok := splitVersion(def)
+		if !ok || b != base || !v.compatible(ver) {
+			continue
+		}
+		if best == "" || bestVer.less(v) {
+			best, bestVer = def, v
+		}
+	}
+	return best, best != ""
+}
