@@ -14,3 +14,11 @@ bench-wasi:
 	$(GO) test -run '^$$' -bench Stream -benchtime 3x ./internal/wasi
 
 CI_TARGETS += test-wasi
+
+# test-wasi-guests runs the Go-built guests from make guests under this
+# host with files, env and stdout governed by a Policy.
+.PHONY: test-wasi-guests
+test-wasi-guests: guests
+	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run 'Guest' -v ./internal/wasi
+
+CI_TARGETS += test-wasi-guests

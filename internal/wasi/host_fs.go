@@ -385,14 +385,14 @@ func (d *definer) filesystem() {
 	p := d.iface("wasi:filesystem/preopens")
 	p.resource("descriptor", rtDescriptor)
 	p.fn("get-directories", func(x *Ctx, _ *cm.Caller, _ []cm.Val) (cm.Val, error) {
-		out := make([]cm.Val, 0, len(x.preopens))
-		for _, po := range x.preopens {
-			f, _, err := po.Open(".", ".", OpenFlags{Read: true, Directory: true})
+		var out []cm.Val
+		for _, name := range guestNames(x.preopens) {
+			f, _, err := name.po.Open(".", ".", OpenFlags{Read: true, Directory: true})
 			if err != nil {
 				return cm.Val{}, err
 			}
-			dd := &Descriptor{po: po, rel: ".", f: f, read: true, dir: true}
-			out = append(out, cm.Tuple(x.own(rtDescriptor, dd), cm.String(po.Name)))
+			dd := &Descriptor{po: name.po, rel: ".", f: f, read: true, dir: true}
+			out = append(out, cm.Tuple(x.own(rtDescriptor, dd), cm.String(name.name)))
 		}
 		return cm.List(out...), nil
 	})
@@ -406,4 +406,29 @@ func (a appender) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return a.f.Write(p)
+}
+
+type preopenName struct {
+	name string
+	po   *Preopen
+}
+
+// guestNames lists each preopen under its spec name ("." or "state") and
+// under the absolute name of the same directory ("/" or "/state"),
+// absolute names first. Go's wasip1 runtime resolves every path as an
+// absolute one against the preopen names (cwd defaults to the first
+// preopen), so it only finds directories with absolute names; libc-based
+// guests look for ".". Both names open the same directory, so the second
+// name grants nothing the first does not.
+func guestNames(ps []*Preopen) []preopenName {
+	var abs, rel []preopenName
+	for _, p := range ps {
+		a := "/" + p.Name
+		if p.Name == "." {
+			a = "/"
+		}
+		abs = append(abs, preopenName{a, p})
+		rel = append(rel, preopenName{p.Name, p})
+	}
+	return append(abs, rel...)
 }

@@ -1,0 +1,134 @@
+package wasi
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// guestDir is where make guests put the Go- and JS-built components; the
+// guest tests run only when it is set (make test-wasi-guests), since
+// building them needs node and the guest toolchain.
+func guestDir(t *testing.T) string {
+	d := os.Getenv("MUR_GUEST_OUT")
+	if d == "" {
+		t.Skip("MUR_GUEST_OUT not set; run make test-wasi-guests")
+	}
+	return d
+}
+
+type guest struct {
+	inst *cm.Instance
+	x    *Ctx
+	run  *cm.Func
+}
+
+func loadGuest(t *testing.T, name string, pol Policy) *guest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(guestDir(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := cm.NewEngine(cm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	comp, err := e.Compile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.NewLinker()
+	if err := Define(l); err != nil {
+		t.Fatal(err)
+	}
+	x, err := NewCtx(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	s, err := e.NewStore(cm.Limits{MemoryBytes: 256 << 20}, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	inst, err := l.Instantiate(context.Background(), s, comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := inst.Func("murmur:tool/run@0.1.0", "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &guest{inst: inst, x: x, run: run}
+}
+
+// call runs the tool with input and returns its status and data.
+func (g *guest) call(t *testing.T, input string) (status, data string) {
+	t.Helper()
+	in := cm.Record(
+		cm.Field{Name: "data", Val: cm.Some(cm.String(input))},
+		cm.Field{Name: "log-path", Val: cm.None()},
+	)
+	v, err := g.run.Call(context.Background(), in)
+	if err != nil {
+		t.Fatalf("run %s: %v", input, err)
+	}
+	st, _ := v.Field("status")
+	d, _ := v.Field("data")
+	if d.IsSome() {
+		p, _ := d.Payload()
+		data = p.Str()
+	}
+	if sum, _ := v.Field("summary"); data == "" && sum.IsSome() {
+		p, _ := sum.Payload()
+		data = p.Str()
+	}
+	return st.Str(), data
+}
+
+func TestGuestGoFileToolUnderPolicy(t *testing.T) {
+	wd := t.TempDir()
+	proj := filepath.Join(wd, "proj")
+	os.MkdirAll(filepath.Join(proj, "ro"), 0o755)
+	os.WriteFile(filepath.Join(proj, "ro", "keep.txt"), []byte("kept"), 0o644)
+	os.WriteFile(filepath.Join(wd, "outside.txt"), []byte("outside"), 0o644)
+	os.Symlink("/etc", filepath.Join(proj, "etc-link"))
+	os.Symlink("../outside.txt", filepath.Join(proj, "up-link"))
+	var stdout, stderr bytes.Buffer
+	g := loadGuest(t, "file-go.wasm", Policy{
+		Workdir: wd, Scope: "proj", ReadOnly: []string{"proj/ro"},
+		Stdout: &stdout, Stderr: &stderr,
+	})
+
+	tests := []struct {
+		name, input, status, data string
+	}{
+		{"write in scope", `{"op":"write","path":"notes/a.txt","content":"hello"}`, "passed", ""},
+		{"read back", `{"op":"read","path":"notes/a.txt"}`, "passed", "hello"},
+		{"read read-only", `{"op":"read","path":"ro/keep.txt"}`, "passed", "kept"},
+		{"write read-only", `{"op":"write","path":"ro/keep.txt","content":"x"}`, "failed", ""},
+		{"symlink to /etc", `{"op":"read","path":"etc-link/passwd"}`, "failed", ""},
+		{"symlink up", `{"op":"read","path":"up-link"}`, "failed", ""},
+		{"list", `{"op":"list","path":"."}`, "passed", "notes/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, data := g.call(t, tt.input)
+			if st != tt.status || !strings.Contains(data, tt.data) {
+				t.Fatalf("got %s %q, want %s containing %q", st, data, tt.status, tt.data)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "notes", "a.txt")); string(b) != "hello" {
+		t.Fatalf("written file holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "ro", "keep.txt")); string(b) != "kept" {
+		t.Fatalf("read-only file changed to %q", b)
+	}
+}
