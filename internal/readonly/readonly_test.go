@@ -257,3 +257,16 @@ func TestInterpreterWarnings(t *testing.T) {
 		t.Errorf("blank read_only but warned: %v", got)
 	}
 }
+
+func BenchmarkCheckLine(b *testing.B) {
+	c, err := New(b.TempDir(), []string{"tests", "bench/fixtures"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := `cd src && go test ./... 2>&1 | tee out.log; sed -i 's/a/b/' main.go && cp -r build dist/ > /dev/null`
+	for b.Loop() {
+		if d := c.CheckLine("bash", line); d != nil {
+			b.Fatal(d)
+		}
+	}
+}
