@@ -66,23 +66,25 @@ for (const name of names) {
   });
 }
 
-test('echo-go: returns its input; many large calls reuse the arena', async () => {
-  const { mod, cleanup } = await load('echo-go');
-  try {
-    assert.deepEqual(mod.run.run({ data: 'hello' }), {
-      status: 'passed', summary: undefined, data: 'hello', dataPath: undefined, truncated: false, metadata: [],
-    });
-    const big = 'x'.repeat(4 << 20);
-    for (let i = 0; i < 20; i++) {
-      assert.equal(mod.run.run({ data: big + i }).data, big + i);
+for (const name of ['echo-go', 'echo-js']) {
+  test(`${name}: returns its input; many large calls reuse the arena`, async () => {
+    const { mod, cleanup } = await load(name);
+    try {
+      assert.deepEqual(mod.run.run({ data: 'hello' }), {
+        status: 'passed', summary: undefined, data: 'hello', dataPath: undefined, truncated: false, metadata: [],
+      });
+      const big = 'x'.repeat(4 << 20);
+      for (let i = 0; i < 20; i++) {
+        assert.equal(mod.run.run({ data: big + i }).data, big + i);
+      }
+      const r = mod.run.run({});
+      assert.equal(r.status, 'failed');
+      assert.equal(r.summary, 'echo needs input data');
+    } finally {
+      cleanup();
     }
-    const r = mod.run.run({});
-    assert.equal(r.status, 'failed');
-    assert.equal(r.summary, 'echo needs input data');
-  } finally {
-    cleanup();
-  }
-});
+  });
+}
 
 test('file-go: declares state_effect and resource_id per call', async () => {
   const cwd = process.cwd();
