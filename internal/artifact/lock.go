@@ -164,13 +164,21 @@ func (l *Lock) Save(path string) error {
 // WriteFileAtomic writes b to path through a synced temporary file and a
 // rename.
 func WriteFileAtomic(path string, b []byte, mode fs.FileMode) error {
+	return WriteFileRename(path, b, mode, true)
+}
+
+// WriteFileRename writes b to path through a temporary file and a rename,
+// so path never holds part of b. With sync false the caller makes the
+// bytes durable itself (one syncfs for many files is far cheaper than a
+// fsync each).
+func WriteFileRename(path string, b []byte, mode fs.FileMode, sync bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

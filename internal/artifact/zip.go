@@ -279,6 +279,7 @@ func (p *Package) Extract(dest string) (err error) {
 		if p.files[name].Mode()&0o111 != 0 {
 			mode = 0o755
 		}
+		// Not synced here: Extract's callers flush once for many trees.
 		if err := os.WriteFile(target, b, mode); err != nil {
 			return fmt.Errorf("extract %q: %w", name, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/diag"
@@ -143,12 +144,28 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 	if err != nil {
 		return nil, err
 	}
+	// Fetch and verify concurrently (registries answer slowly, each
+	// package is small); check in declaration order so the first refusal
+	// reported is the first entry's.
+	fetched := make([]*Fetched, len(refs))
+	errs := make([]error, len(refs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fetched[i], errs[i] = in.resolve(ctx, ref)
+		}()
+	}
+	wg.Wait()
 	var plan []planned
-	for _, ref := range refs {
-		f, err := in.resolve(ctx, ref)
-		if err != nil {
-			return nil, err
+	for i := range refs {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
+		f := fetched[i]
 		if pin, ok := lock.Find(f.Ref.Full()); ok && pin.Version == f.Ref.Version && pin.Digest != f.Digest {
 			return nil, fmt.Errorf("%w: %s from %s is %s, murmur.lock pins %s; nothing was installed. If the new bytes are intended, remove its entry from murmur.lock and install again", ErrPin, f.Ref, f.From, f.Digest, pin.Digest)
 		}
@@ -166,13 +183,19 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}
 		plan = append(plan, planned{f, pkg})
 	}
-	out := make([]Installed, 0, len(plan))
+	var items []Item
 	for _, p := range plan {
 		if p.f.From != in.Project.Store.Name() {
-			if _, err := in.Project.Store.Put(ctx, p.f.Ref, p.f.Meta, p.f.Data); err != nil {
-				return nil, err
-			}
+			items = append(items, Item{Ref: p.f.Ref, Meta: p.f.Meta, Data: p.f.Data})
 		}
+	}
+	if len(items) > 0 {
+		if _, err := in.Project.Store.PutMany(ctx, items); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Installed, 0, len(plan))
+	for _, p := range plan {
 		dir, err := in.Project.ensureUnpacked(p.f.Digest, p.pkg)
 		if err != nil {
 			return nil, err
@@ -181,6 +204,10 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
 		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: artifact.OriginOperator, From: p.f.From})
 		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed})
+	}
+	// The unpacked trees are flushed before the lock that makes them live.
+	if err := syncFS(in.Project.Dir); err != nil {
+		return nil, err
 	}
 	if err := lock.Save(in.Project.LockPath()); err != nil {
 		return nil, err

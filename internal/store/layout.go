@@ -77,7 +77,9 @@ func (l *Layout) writeBlob(b []byte) (ocispec.Descriptor, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return desc, fmt.Errorf("write blob: %w", err)
 	}
-	return desc, artifact.WriteFileAtomic(p, b, 0o644)
+	// Not synced one by one: PutMany flushes the file system once before
+	// the index names any of them.
+	return desc, artifact.WriteFileRename(p, b, 0o644, false)
 }
 
 func (l *Layout) readIndex() (*ocispec.Index, error) {
@@ -159,59 +161,89 @@ func (l *Layout) Has(ref artifact.Ref, pin string) (bool, error) {
 	return layer.Digest.String() == pin, nil
 }
 
-// Put implements Source. Blobs go first, the index last, so a reader sees
-// either the old tag or the complete new one.
-func (l *Layout) Put(_ context.Context, ref artifact.Ref, meta Meta, pkg []byte) (string, error) {
+// Put implements Source.
+func (l *Layout) Put(ctx context.Context, ref artifact.Ref, meta Meta, pkg []byte) (string, error) {
+	ds, err := l.PutMany(ctx, []Item{{Ref: ref, Meta: meta, Data: pkg}})
+	if err != nil {
+		return "", err
+	}
+	return ds[0], nil
+}
+
+// Item is one package to store.
+type Item struct {
+	Ref  artifact.Ref
+	Meta Meta
+	Data []byte
+}
+
+// PutMany stores packages with one index update. Blobs go first, then the
+// file system is flushed once, then index.json is replaced atomically, so
+// a reader or a crash sees either the old tags or every new one, and never
+// a tag whose blobs are not on disk.
+func (l *Layout) PutMany(_ context.Context, items []Item) ([]string, error) {
 	if err := os.MkdirAll(l.root, 0o755); err != nil {
-		return "", fmt.Errorf("create %s store: %w", l.name, err)
+		return nil, fmt.Errorf("create %s store: %w", l.name, err)
 	}
 	if err := l.ensureLayoutFile(); err != nil {
-		return "", err
-	}
-	m, layer, err := buildManifest(meta, pkg)
-	if err != nil {
-		return "", err
-	}
-	if _, err := l.writeBlob(pkg); err != nil {
-		return "", err
+		return nil, err
 	}
 	if _, err := l.writeBlob(ocispec.DescriptorEmptyJSON.Data); err != nil {
-		return "", err
+		return nil, err
 	}
-	mdesc, err := l.writeBlob(m)
-	if err != nil {
-		return "", err
+	digests := make([]string, len(items))
+	tagged := map[string]ocispec.Descriptor{}
+	for i, it := range items {
+		m, layer, err := buildManifest(it.Meta, it.Data)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := l.writeBlob(it.Data); err != nil {
+			return nil, err
+		}
+		mdesc, err := l.writeBlob(m)
+		if err != nil {
+			return nil, err
+		}
+		mdesc.MediaType = ocispec.MediaTypeImageManifest
+		mdesc.ArtifactType = ArtifactType
+		mdesc.Annotations = map[string]string{ocispec.AnnotationRefName: refName(it.Ref)}
+		tagged[refName(it.Ref)] = mdesc
+		digests[i] = layer.Digest.String()
 	}
-	mdesc.MediaType = ocispec.MediaTypeImageManifest
-	mdesc.ArtifactType = ArtifactType
-	mdesc.Annotations = map[string]string{ocispec.AnnotationRefName: refName(ref)}
+	if err := syncFS(l.root); err != nil {
+		return nil, err
+	}
 	unlock, err := lockDir(l.root)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer unlock()
 	idx, err := l.readIndex()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	kept := idx.Manifests[:0]
 	for _, d := range idx.Manifests {
-		if d.Annotations[ocispec.AnnotationRefName] != refName(ref) {
+		if _, replaced := tagged[d.Annotations[ocispec.AnnotationRefName]]; !replaced {
 			kept = append(kept, d)
 		}
 	}
-	idx.Manifests = append(kept, mdesc)
+	for _, d := range tagged {
+		kept = append(kept, d)
+	}
+	idx.Manifests = kept
 	sort.Slice(idx.Manifests, func(i, j int) bool {
 		return idx.Manifests[i].Annotations[ocispec.AnnotationRefName] < idx.Manifests[j].Annotations[ocispec.AnnotationRefName]
 	})
 	b, err := json.Marshal(idx)
 	if err != nil {
-		return "", fmt.Errorf("encode index: %w", err)
+		return nil, fmt.Errorf("encode index: %w", err)
 	}
 	if err := artifact.WriteFileAtomic(filepath.Join(l.root, ocispec.ImageIndexFile), b, 0o644); err != nil {
-		return "", err
+		return nil, err
 	}
-	return layer.Digest.String(), nil
+	return digests, nil
 }
 
 func (l *Layout) ensureLayoutFile() error {
