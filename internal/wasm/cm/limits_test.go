@@ -5,6 +5,7 @@ package cm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -237,6 +238,16 @@ func TestResourceLifecycle(t *testing.T) {
 		}
 		return U32(h.Rep + 1), nil
 	})
+	l.Func(path, "consume", func(c *Caller, args []Val) (Val, error) {
+		h, err := c.HostHandle(args[0])
+		if err != nil {
+			return Val{}, err
+		}
+		if !h.Owned {
+			return Val{}, errors.New("consume expects an owned counter")
+		}
+		return U32(h.Rep), nil
+	})
 	s := newStore(t, e, Limits{}, nil)
 	inst, err := l.Instantiate(context.Background(), s, fixture(t, e, "resource.wat"))
 	if err != nil {
@@ -255,5 +266,104 @@ func TestResourceLifecycle(t *testing.T) {
 	}
 	if len(dropped) != 1 || dropped[0] != 40 {
 		t.Fatalf("destructor saw %v, want [40]", dropped)
+	}
+
+	keep, err := inst.Func("keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := keep.Call(context.Background(), U32(2)); err != nil || v.U32() != 20 {
+		t.Fatalf("keep(2) = %v, %v; want 20", v, err)
+	}
+	if len(dropped) != 1 {
+		t.Fatalf("destructor ran for a handle the host took over: %v", dropped)
+	}
+}
+
+func TestGuestResource(t *testing.T) {
+	e := newEngine(t, Config{})
+	s := newStore(t, e, Limits{}, nil)
+	inst, err := e.NewLinker().Instantiate(context.Background(), s, fixture(t, e, "guestres.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mk, _ := inst.Func("make")
+	peek, _ := inst.Func("peek")
+	last, _ := inst.Func("last-dropped")
+	v, err := mk.Call(ctx, U32(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Kind() != KindResource || !v.Resource().Owned() {
+		t.Fatalf("make(7) = %v, want an own handle", v)
+	}
+	if got, err := peek.Call(ctx, v); err != nil || got.U32() != 7 {
+		t.Fatalf("peek = %v, %v; want 7", got, err)
+	}
+	if err := s.DropResource(ctx, U32(1)); !errors.Is(err, ErrBadValue) {
+		t.Fatalf("dropping a non-resource: %v, want ErrBadValue", err)
+	}
+	if err := s.DropResource(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := last.Call(ctx); err != nil || got.U32() != 7 {
+		t.Fatalf("last-dropped = %v, %v; want 7 (the guest destructor ran)", got, err)
+	}
+}
+
+func TestStoreServesOneGoroutine(t *testing.T) {
+	e := newEngine(t, Config{})
+	inst := limitsInstance(t, e, Limits{Deadline: 200 * time.Millisecond})
+	spin, _ := inst.Func("spin")
+	trap, _ := inst.Func("trap")
+	done := make(chan error)
+	go func() {
+		_, err := spin.Call(context.Background())
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, err := trap.Call(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "in use by another call") {
+		t.Fatalf("concurrent call on one store: %v, want a refusal", err)
+	}
+	if err := <-done; !errors.Is(err, ErrDeadline) {
+		t.Fatalf("spin: %v", err)
+	}
+}
+
+func TestParallelStores(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "add.wat")
+	l := addLinker(e)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := e.NewStore(Limits{}, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			inst, err := l.Instantiate(context.Background(), s, c)
+			if err != nil {
+				errs <- err
+				return
+			}
+			f, _ := inst.Func("add")
+			for i := range 200 {
+				v, err := f.Call(context.Background(), U32(uint32(i)), U32(1))
+				if err != nil || v.U32() != uint32(2*(i+1)) {
+					errs <- fmt.Errorf("add(%d, 1) = %v, %v", i, v, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

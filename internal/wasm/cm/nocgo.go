@@ -78,7 +78,7 @@ func (*Store) SetFuel(uint64) error { return ErrNoCgo }
 func (*Store) Close() error { return nil }
 
 // DropResource returns ErrNoCgo.
-func (*Store) DropResource(Val) error { return ErrNoCgo }
+func (*Store) DropResource(context.Context, Val) error { return ErrNoCgo }
 
 // Caller is what a host function sees of the store that called it.
 type Caller struct{}

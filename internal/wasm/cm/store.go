@@ -208,14 +208,21 @@ func (c *Caller) HostHandle(v Val) (HostHandle, error) {
 }
 
 // DropResource drops a resource the guest handed over (an own of a
-// guest-defined resource), running its destructor in the guest.
-func (s *Store) DropResource(v Val) error {
+// guest-defined resource), running its destructor in the guest under ctx
+// and the store's limits.
+func (s *Store) DropResource(ctx context.Context, v Val) error {
 	if v.kind != KindResource || v.res == nil || v.res.anyp == nil {
 		return fmt.Errorf("%w: not a resource received from wasm", ErrBadValue)
 	}
-	err := takeError(C.wasmtime_component_resource_any_drop(s.ctx,
-		(*C.wasmtime_component_resource_any_t)(v.res.anyp)))
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	defer s.leave()
+	cerr := C.wasmtime_component_resource_any_drop(s.ctx, (*C.wasmtime_component_resource_any_t)(v.res.anyp))
+	debugGC()
 	runtime.KeepAlive(v.res)
-	runtime.KeepAlive(s)
-	return err
+	if cerr != nil {
+		return fmt.Errorf("drop resource: %w", s.callError(cerr))
+	}
+	return nil
 }
