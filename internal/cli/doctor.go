@@ -51,7 +51,7 @@ Exit status 1 when any error is found.`,
 				if err := writeEffective(env.Stdout, c, asJSON); err != nil {
 					return err
 				}
-				writeDiagnostics(env.Stderr, ds, false)
+				writeDiagnostics(env.Stderr, ds, true)
 				return nil
 			}
 			if asJSON {
@@ -77,9 +77,12 @@ Exit status 1 when any error is found.`,
 	return cmd
 }
 
+// writeDiagnostics prints one line per diagnostic, beginning with its
+// code: every diagnostic when all is set, else the errors alone. Other
+// commands that read a manifest use it so they refuse alike.
 func writeDiagnostics(w io.Writer, ds diag.List, all bool) {
 	for _, d := range ds {
-		if all || d.Severity == diag.Warning || d.Severity == diag.Error {
+		if all || d.Severity == diag.Error {
 			fmt.Fprintln(w, d.String())
 		}
 	}

@@ -122,7 +122,7 @@ func (v *validator) artifacts() {
 				v.configShape(p+".config", a.Config)
 			}
 		}
-		if a.OnOverflow != "" && role != RoleHook || role != RoleHook && d.written(p+".on_overflow") && a.OnOverflow == "" {
+		if role != RoleHook && d.written(p+".on_overflow") {
 			d.add(diag.ManInvalid, p+".on_overflow", "is recognized only on runtime: hook, not on runtime: %s; remove it", role)
 		}
 		if a.Gateway != nil {
@@ -182,9 +182,8 @@ func (v *validator) gateway(i int, a ArtifactRef, choices map[string]bool) {
 		}
 	}
 	if role == RoleTool || role == RoleHook {
-		{
-			d.add(diag.SecUnmeteredGateway, p, "artifact '%s': only the inference drivers' gateways are metered by inference.max_session_tokens and spend.machine_tokens_per_day; this gateway's spend is not bounded", a.Name)
-		}
+		// Only the inference driver choices' gateways are metered.
+		d.add(diag.SecUnmeteredGateway, p, "artifact '%s': only the inference drivers' gateways are metered by inference.max_session_tokens and spend.machine_tokens_per_day; this gateway's spend is not bounded", a.Name)
 	}
 	if ep, err := gatewayOrigin(g.Endpoint); err == nil && v.c.Capabilities != nil && v.c.Capabilities.Network != nil {
 		for j, e := range v.c.Capabilities.Network.Allow {
