@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -31,7 +32,7 @@ sha256 digest is what murmur.lock pins once the artifact is installed.`,
 				dir = args[0]
 			}
 			b, ds := artifact.Build(dir)
-			writeDiagnostics(env.Stderr, ds, true)
+			printDiags(env.Stderr, ds)
 			if b == nil || ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
 			}
@@ -50,6 +51,15 @@ sha256 digest is what murmur.lock pins once the artifact is installed.`,
 	return cmd
 }
 
+// printDiags prints one line per diagnostic, code first. The artifact
+// commands keep their own printer so a change to doctor's output format
+// does not change theirs.
+func printDiags(w io.Writer, ds diag.List) {
+	for _, d := range ds {
+		fmt.Fprintln(w, d.String())
+	}
+}
+
 // reportErr prints err as a diagnostic line beginning with its code when
 // it has one, and returns the exit error for it.
 func reportErr(env *Env, err error) error {
@@ -59,7 +69,7 @@ func reportErr(env *Env, err error) error {
 	case errors.As(err, &d):
 		fmt.Fprintln(env.Stderr, d.String())
 	case errors.As(err, &l):
-		writeDiagnostics(env.Stderr, diag.List(l), true)
+		printDiags(env.Stderr, diag.List(l))
 	default:
 		if code, ok := store.CodeOf(err); ok {
 			fmt.Fprintf(env.Stderr, "%s %v\n", code, err)

@@ -31,7 +31,7 @@ the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ds := manifest.LoadCapsule(path)
 			if c == nil || ds.HasErrors() {
-				writeDiagnostics(env.Stderr, ds, true)
+				printDiags(env.Stderr, ds)
 				return &ExitError{Code: 1, Silent: true}
 			}
 			var refs []artifact.Ref

@@ -37,7 +37,7 @@ models: (E-REG-011) is refused and nothing is written.`,
 			if fi.IsDir() {
 				var ds diag.List
 				b, ds = artifact.Build(src)
-				writeDiagnostics(env.Stderr, ds, true)
+				printDiags(env.Stderr, ds)
 				if b == nil || ds.HasErrors() {
 					return &ExitError{Code: 1, Silent: true}
 				}
@@ -59,7 +59,7 @@ models: (E-REG-011) is refused and nothing is written.`,
 						keep = append(keep, d)
 					}
 				}
-				writeDiagnostics(env.Stderr, keep, true)
+				printDiags(env.Stderr, keep)
 				if b == nil || keep.HasErrors() {
 					return &ExitError{Code: 1, Silent: true}
 				}

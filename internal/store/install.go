@@ -117,6 +117,9 @@ type Installer struct {
 	// Sources in resolution order.
 	Sources []Source
 	Check   Checker
+	// Origin is the pin origin written: operator (mur install, the
+	// default) or runtime (a pull by a running session).
+	Origin string
 }
 
 // Installed is one installed artifact.
@@ -127,6 +130,13 @@ type Installed struct {
 	Dir    string
 	// Changed is false when the lock already pinned these bytes.
 	Changed bool
+}
+
+func (in *Installer) origin() string {
+	if in.Origin == "" {
+		return artifact.OriginOperator
+	}
+	return in.Origin
 }
 
 type planned struct {
@@ -202,7 +212,7 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}
 		old, had := lock.Find(p.f.Ref.Full())
 		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
-		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: artifact.OriginOperator, From: p.f.From})
+		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From})
 		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed})
 	}
 	// The unpacked trees are flushed before the lock that makes them live.
