@@ -76,7 +76,11 @@ func (p *proc) demote() Result {
 	go func() {
 		<-p.exited
 		p.finish(holdWait)
-		if cb := s.p.OnBackgroundExit; cb != nil {
+		p.mu.Lock()
+		abandoned := p.abandoned
+		p.mu.Unlock()
+		// After the session's end no task can carry the exit.
+		if cb := s.p.OnBackgroundExit; cb != nil && !abandoned {
 			cb(p.completion())
 		}
 	}()

@@ -57,6 +57,16 @@ func (s *Session) Close(ctx context.Context) ([]Abandoned, error) {
 	var out []Abandoned
 	var killed []*proc
 	for _, p := range procs {
+		select {
+		case <-p.exited:
+			// The command itself has ended: let its exit be read so it is
+			// reported as finished, not as killed.
+			select {
+			case <-p.done:
+			case <-time.After(holdWait + killWait + time.Second):
+			}
+		default:
+		}
 		p.mu.Lock()
 		if p.delivered {
 			p.mu.Unlock()

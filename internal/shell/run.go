@@ -55,6 +55,10 @@ type Result struct {
 	Status string
 	Stdout string
 	Stderr string
+	// StdoutBytes and StderrBytes count everything each stream printed
+	// (the on-shell hook's stdout-bytes and stderr-bytes).
+	StdoutBytes int64
+	StderrBytes int64
 	// Truncated says a stream passed OutputLimit; FullOutputPath then holds
 	// both streams in full.
 	Truncated      bool
@@ -401,6 +405,7 @@ func (p *proc) finish(wait time.Duration) {
 		r.LogPath = p.logPath
 	} else {
 		r.Stdout, r.Stderr = string(p.out.buf), string(p.errs.buf)
+		r.StdoutBytes, r.StderrBytes = p.out.n, p.errs.n
 		if p.out.spill != nil || p.errs.spill != nil {
 			r.Truncated = true
 			path, err := p.writeFullLog()

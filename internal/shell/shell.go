@@ -207,16 +207,9 @@ func (s *Session) Call(ctx context.Context, binary, command string) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	var args []string
-	var d *readonly.Denial
-	if s.interp[binary] {
-		args = []string{"-c", command}
-		d = s.ro.CheckLine(binary, command)
-	} else {
-		if args, err = syntax.SplitArgs(command); err != nil {
-			return Result{}, fmt.Errorf("split the arguments of %q: %w", binary, err)
-		}
-		d = s.ro.CheckArgs(binary, args)
+	args, d, err := s.check(binary, command)
+	if err != nil {
+		return Result{}, err
 	}
 	if d != nil {
 		s.sink.Emit(d.Event())
@@ -228,6 +221,31 @@ func (s *Session) Call(ctx context.Context, binary, command string) (Result, err
 		demote:   true,
 		emitCall: true,
 	})
+}
+
+// Check is the read-only pre-dispatch check of a shell tool call, with no
+// record and nothing run: the dispatcher calls it before asking policy
+// hooks, and on a refusal emits d.Event() and gives the model
+// d.Message(). Call repeats it, so a call that skips Check is still
+// refused.
+func (s *Session) Check(binary, command string) (*readonly.Denial, error) {
+	if !s.allow[binary] {
+		return nil, fmt.Errorf("%q: %w", binary, ErrNotAllowed)
+	}
+	_, d, err := s.check(binary, command)
+	return d, err
+}
+
+// check turns a tool call's command into argv and checks it.
+func (s *Session) check(binary, command string) ([]string, *readonly.Denial, error) {
+	if s.interp[binary] {
+		return []string{"-c", command}, s.ro.CheckLine(binary, command), nil
+	}
+	args, err := syntax.SplitArgs(command)
+	if err != nil {
+		return nil, nil, fmt.Errorf("split the arguments of %q: %w", binary, err)
+	}
+	return args, s.ro.CheckArgs(binary, args), nil
 }
 
 // ExecResult is murmur:shell/execute's shell-result.

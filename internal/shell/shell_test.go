@@ -211,6 +211,19 @@ func TestReadOnlyRefusalRunsNothing(t *testing.T) {
 	if _, err := f.s.Execute(context.Background(), "bash", []string{"-c", "echo > tests/b"}, nil); !errors.Is(err, readonly.ErrDenied) {
 		t.Errorf("execute: %v", err)
 	}
+	// Check refuses the same way without a record or a run.
+	if d, err := f.s.Check("bash", "rm -r tests"); err != nil || d == nil || d.Path != "tests" {
+		t.Errorf("Check = %v, %v", d, err)
+	}
+	if d, err := f.s.Check("bash", "rm -r other"); err != nil || d != nil {
+		t.Errorf("Check of an allowed line = %v, %v", d, err)
+	}
+	if _, err := f.s.Check("rm", "tests"); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("Check of a disallowed binary: %v", err)
+	}
+	if n := len(f.rec.of("protected_path_denied")); n != 3 {
+		t.Errorf("protected_path_denied records after Check = %d, want 3", n)
+	}
 	// Writing elsewhere is fine.
 	if r := f.call(t, "bash", "echo x > ok.txt"); r.ExitCode != 0 {
 		t.Error(r.Text())
@@ -271,6 +284,9 @@ func TestTruncation(t *testing.T) {
 	r := f.call(t, "bash", `head -c 20000 /dev/zero | tr '\0' a; printf 'tail-marker'; echo small >&2`)
 	if !r.Truncated || len(r.Stdout) != OutputLimit || !strings.HasSuffix(r.Stdout, "tail-marker") {
 		t.Fatalf("truncated=%v len=%d", r.Truncated, len(r.Stdout))
+	}
+	if r.StdoutBytes != 20011 || r.StderrBytes != 6 {
+		t.Errorf("bytes %d/%d", r.StdoutBytes, r.StderrBytes)
 	}
 	if r.Stderr != "small\n" {
 		t.Errorf("stderr %q", r.Stderr)
