@@ -19,6 +19,7 @@ CI_TARGETS += test-wasi
 # host with files, env and stdout governed by a Policy.
 .PHONY: test-wasi-guests
 test-wasi-guests: guests
+	MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh internal/wasi/testdata/probe-go
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run 'Guest' -v ./internal/wasi
 
 CI_TARGETS += test-wasi-guests

@@ -3,6 +3,7 @@ package wasi
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,8 @@ func loadGuest(t *testing.T, name string, pol Policy) *guest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := cm.NewEngine(cm.Config{})
+	// Guests take seconds to compile; the cache makes reruns fast.
+	e, err := cm.NewEngine(cm.Config{CacheDir: filepath.Join(os.TempDir(), "mur-wasi-guest-cache")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +48,16 @@ func loadGuest(t *testing.T, name string, pol Policy) *guest {
 	l := e.NewLinker()
 	if err := Define(l); err != nil {
 		t.Fatal(err)
+	}
+	// The tool world also imports murmur interfaces other areas serve;
+	// these guests never call them, so here they only refuse.
+	for _, f := range []struct{ iface, fn string }{
+		{"murmur:task/task@0.1.0", "request-input"},
+		{"murmur:text/chunks@0.1.0", "emit"},
+	} {
+		l.Func([]string{f.iface}, f.fn, func(*cm.Caller, []cm.Val) (cm.Val, error) {
+			return cm.Val{}, errors.New(f.iface + " is not served in wasi tests")
+		})
 	}
 	x, err := NewCtx(pol)
 	if err != nil {
@@ -130,5 +142,50 @@ func TestGuestGoFileToolUnderPolicy(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(proj, "ro", "keep.txt")); string(b) != "kept" {
 		t.Fatalf("read-only file changed to %q", b)
+	}
+}
+
+func TestGuestGoProbeEnvArgsStdio(t *testing.T) {
+	t.Setenv("HOST_SECRET", "must-not-leak")
+	wd := t.TempDir()
+	os.WriteFile(filepath.Join(wd, "in.txt"), []byte("inside"), 0o644)
+	var stdout, stderr bytes.Buffer
+	g := loadGuest(t, "wasi-probe-go.wasm", Policy{
+		Workdir: wd,
+		Env:     [][2]string{{"MURMUR_SESSION_ID", "ses_1"}, {"ALLOWED", "yes"}},
+		Args:    []string{"probe", "--flag"},
+		Stdout:  &stdout, Stderr: &stderr,
+	})
+	tests := []struct {
+		name, input, status, data string
+	}{
+		{"allowed env", `{"op":"env","arg":"ALLOWED"}`, "passed", "yes"},
+		{"host env hidden", `{"op":"env","arg":"HOST_SECRET"}`, "passed", "<unset>"},
+		{"path hidden", `{"op":"env","arg":"PATH"}`, "passed", "<unset>"},
+		{"whole environ", `{"op":"environ"}`, "passed", "MURMUR_SESSION_ID=ses_1\nALLOWED=yes"},
+		{"args", `{"op":"args"}`, "passed", "probe --flag"},
+		{"print", `{"op":"print","arg":"hello"}`, "passed", "printed"},
+		{"relative read", `{"op":"read","arg":"in.txt"}`, "passed", "inside"},
+		{"absolute read stays in scope", `{"op":"read","arg":"/etc/passwd"}`, "failed", ""},
+		{"dotdot read stays in scope", `{"op":"read","arg":"../../../../etc/passwd"}`, "failed", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, data := g.call(t, tt.input)
+			if st != tt.status || !strings.Contains(data, tt.data) || strings.Contains(data, "root:") {
+				t.Fatalf("got %s %q, want %s containing %q", st, data, tt.status, tt.data)
+			}
+		})
+	}
+	if stdout.String() != "hello" || stderr.String() != "err:hello" {
+		t.Fatalf("stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+func TestGuestJSEchoInstantiates(t *testing.T) {
+	g := loadGuest(t, "echo-js.wasm", Policy{})
+	st, data := g.call(t, "hello from js")
+	if st != "passed" || data != "hello from js" {
+		t.Fatalf("got %s %q", st, data)
 	}
 }

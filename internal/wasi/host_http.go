@@ -93,7 +93,9 @@ func (d *definer) http() {
 		"pollable": rtPollable, "fields": rtFields, "outgoing-request": rtOutgoingRequest,
 		"request-options": rtRequestOptions, "future-incoming-response": rtFutureResponse,
 		"incoming-response": rtIncomingResponse, "incoming-body": rtIncomingBody,
-		"future-trailers": rtFutureTrailers,
+		"future-trailers": rtFutureTrailers, "headers": rtFields, "trailers": rtFields,
+		"incoming-request": rtIncomingRequest, "outgoing-response": rtOutgoingResponse,
+		"response-outparam": rtResponseOutparam,
 	} {
 		t.resource(name, ty)
 	}
@@ -404,6 +406,8 @@ func (d *definer) http() {
 		}
 		return cm.None(), nil
 	})
+
+	d.httpServer(t)
 
 	h := d.iface("wasi:http/outgoing-handler")
 	h.resource("outgoing-request", rtOutgoingRequest)

@@ -468,9 +468,10 @@ func (r *IncomingResponse) Consume() (*IncomingBody, bool) {
 	return r.body, true
 }
 
-// IncomingBody is wasi:http/types.incoming-body.
+// IncomingBody is wasi:http/types.incoming-body: a response's body, or an
+// incoming request's.
 type IncomingBody struct {
-	resp        *http.Response
+	trailer     func() http.Header // read once the body has ended
 	in          *asyncInput
 	streamTaken bool
 	cancel      context.CancelFunc
@@ -486,8 +487,12 @@ func (b *IncomingBody) Stream() (InputStream, bool) {
 }
 
 // Trailers is the future-trailers of a finished body: ready once the body
-// has been read to its end.
-func (b *IncomingBody) Trailers() *FutureTrailers { return &FutureTrailers{b: b} }
+// has been read to its end. Whatever the guest left unread is discarded so
+// the trailers can arrive.
+func (b *IncomingBody) Trailers() *FutureTrailers {
+	b.in.discard()
+	return &FutureTrailers{b: b}
+}
 
 // Close stops the body and releases the connection.
 func (b *IncomingBody) Close() error {
@@ -524,18 +529,17 @@ func (f *FutureTrailers) Get() (tr *Fields, herr *HTTPError, ok, taken bool) {
 	err := s.err
 	s.mu.Unlock()
 	if err == nil {
-		// The guest finished the body without reading it to the end:
-		// drain what is left so the trailers arrive.
 		return nil, nil, false, false
 	}
 	f.taken = true
 	if !errors.Is(err, io.EOF) {
 		return nil, httpErr(err), true, false
 	}
-	if len(f.b.resp.Trailer) == 0 {
+	h := f.b.trailer()
+	if len(h) == 0 {
 		return nil, nil, true, false
 	}
-	return fieldsFrom(f.b.resp.Trailer), nil, true, false
+	return fieldsFrom(h), nil, true, false
 }
 
 // FutureResponse is wasi:http/types.future-incoming-response.
@@ -733,7 +737,7 @@ func (c *Ctx) roundTrip(ctx context.Context, cancel context.CancelCauseFunc, req
 	if opts.BetweenBytesTimeout > 0 {
 		rd = &idleReader{r: resp.Body, d: opts.BetweenBytesTimeout, cancel: cancel}
 	}
-	ib := &IncomingBody{resp: resp, in: newAsyncInput(rd, resp.Body), cancel: func() { cancel(nil) }}
+	ib := &IncomingBody{trailer: func() http.Header { return resp.Trailer }, in: newAsyncInput(rd, resp.Body), cancel: func() { cancel(nil) }}
 	fut.settle(&IncomingResponse{Status: resp.StatusCode, Headers: fieldsFrom(resp.Header), body: ib}, nil)
 }
 

@@ -152,14 +152,15 @@ func (s *writerOutput) Close() error                          { return nil }
 // goroutine into a bounded buffer, so Read never blocks the guest and
 // Subscribe can say when data is there.
 type asyncInput struct {
-	mu     sync.Mutex
-	buf    []byte
-	err    error
-	closed bool
-	sig    signal
-	room   chan struct{} // wakes the pump when the buffer drains
-	src    io.Reader
-	closer io.Closer
+	mu         sync.Mutex
+	buf        []byte
+	err        error
+	closed     bool
+	discarding bool // read to the end, keeping nothing
+	sig        signal
+	room       chan struct{} // wakes the pump when the buffer drains
+	src        io.Reader
+	closer     io.Closer
 }
 
 // asyncLimit bounds what the pump reads ahead of the guest.
@@ -180,7 +181,9 @@ func (s *asyncInput) pump() {
 			s.mu.Unlock()
 			return
 		}
-		s.buf = append(s.buf, b[:n]...)
+		if !s.discarding {
+			s.buf = append(s.buf, b[:n]...)
+		}
 		if err != nil {
 			s.err = err
 		}
@@ -193,6 +196,18 @@ func (s *asyncInput) pump() {
 		if full {
 			<-s.room
 		}
+	}
+}
+
+// discard drops what is buffered and everything still to come, reading
+// the source to its end.
+func (s *asyncInput) discard() {
+	s.mu.Lock()
+	s.discarding, s.buf = true, nil
+	s.mu.Unlock()
+	select {
+	case s.room <- struct{}{}:
+	default:
 	}
 }
 
