@@ -101,7 +101,7 @@ var Catalogue = []Entry{
 	{Code: RosterQueue, Title: "roster member's queue smaller than its callers", Decided: "by mur run --roster: needs the roster"},
 	{Code: RunFragment, Title: "turn cut at the output cap", Decided: "while the session runs"},
 	{Code: RunHarnessVersion, Title: "harness version untested or unreadable", Decided: "at launch: runs the harness's version check"},
-	{Code: RunAlternateUnavailable, Title: "alternate's credential found nowhere", Decided: "at launch: resolves credentials"},
+	{Code: RunAlternateUnavailable, Title: "alternate's credential found nowhere", Decided: "at launch: resolves credentials (manifest.CheckCredentials)"},
 	{Code: RunSchemaUnchecked, Title: "tool input_schema cannot be checked", Decided: "while the session runs, once per tool"},
 	{Code: RunModelUnlisted, Title: "model not in the driver's models: table", Decided: "at staging: needs the driver's models: table (manifest.ResolveLimits)"},
 	{Code: SecNoKernelEnforcement, Title: "no kernel enforcement on this host", Decided: "at launch: probes the host"},
@@ -131,7 +131,7 @@ var Catalogue = []Entry{
 		Example: hdr + "capabilities:\n  env:\n    allow: [MY_TOKEN]\n"},
 	{Code: SecGatewayAllowed, Title: "allow entry names a gateway upstream", Kind: Capsule,
 		Example: hdr + "capabilities:\n  network:\n    allow: [https://api.example.com]\nartifacts:\n  - name: a/t\n    version: \"1\"\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${K}\n"},
-	{Code: SecKeyFromEnv, Title: "key read from the environment or a literal", Decided: "at launch: resolves credentials"},
+	{Code: SecKeyFromEnv, Title: "key read from the environment or a literal", Decided: "at launch: resolves credentials (manifest.CheckCredentials)"},
 	{Code: SecUnmeteredGateway, Title: "gateway not metered by spend ceilings", Kind: Capsule,
 		Example: hdr + "artifacts:\n  - name: a/t\n    version: \"1\"\n    gateway:\n      endpoint: https://api.example.com\n      api_key: ${K}\n"},
 }
