@@ -185,12 +185,21 @@ func (v *validator) gateway(i int, a ArtifactRef, choices map[string]bool) {
 		// Only the inference driver choices' gateways are metered.
 		d.add(diag.SecUnmeteredGateway, p, "artifact '%s': only the inference drivers' gateways are metered by inference.max_session_tokens and spend.machine_tokens_per_day; this gateway's spend is not bounded", a.Name)
 	}
-	if ep, err := gatewayOrigin(g.Endpoint); err == nil && v.c.Capabilities != nil && v.c.Capabilities.Network != nil {
-		for j, e := range v.c.Capabilities.Network.Allow {
-			ne, err := ParseNetEntry(e)
-			if err == nil && ne.Covers(ep) {
-				d.add(diag.SecGatewayAllowed, fmt.Sprintf("capabilities.network.allow[%d]", j), "%q names the upstream of artifact '%s''s gateway; gateway requests need no allow entry, and this one lets every artifact and shell command reach that host without the gateway: remove it unless they must", e, a.Name)
+	if ep, err := gatewayOrigin(g.Endpoint); err == nil {
+		// Gateway requests are granted by the endpoint itself; an allow
+		// entry naming the upstream only opens it to requests without the key.
+		warn := func(prefix string, allow []string) {
+			for j, e := range allow {
+				if ne, err := ParseNetEntry(e); err == nil && ne.Covers(ep) {
+					d.add(diag.SecGatewayAllowed, fmt.Sprintf("%s[%d]", prefix, j), "%q names the upstream of artifact '%s''s gateway; gateway requests need no allow entry, and this one lets requests reach that host without the gateway: remove it unless they must", e, a.Name)
+				}
 			}
+		}
+		if v.c.Capabilities != nil && v.c.Capabilities.Network != nil {
+			warn("capabilities.network.allow", v.c.Capabilities.Network.Allow)
+		}
+		if a.Capabilities != nil && a.Capabilities.Network != nil {
+			warn(fmt.Sprintf("artifacts[%d].capabilities.network.allow", i), a.Capabilities.Network.Allow)
 		}
 	}
 }
