@@ -302,8 +302,8 @@ func (s *Session) run(ctx context.Context, sp spec) (Result, error) {
 		}
 		p.kill()
 		<-p.exited
-		p.finish(0)
-		return Result{}, fmt.Errorf("%q: %w", sp.binary, ctx.Err())
+		p.finish(holdWait) // the group is dead: its pipes close at once
+		return p.result, fmt.Errorf("%q: %w", sp.binary, ctx.Err())
 	}
 	wait := holdWait
 	if !graceEnd.IsZero() {

@@ -285,6 +285,37 @@ func (s *Session) Execute(ctx context.Context, binary string, args []string, env
 	return out, nil
 }
 
+// Run runs an allowed binary with argv args in the foreground, as a
+// shell tool call's environment gives it but without the session identity
+// row or a shell record: a done check's command. When ctx ends first the
+// command's group is killed and Run returns what it printed with
+// ctx.Err().
+func (s *Session) Run(ctx context.Context, binary string, args []string) (Result, error) {
+	path, err := s.Resolve(binary)
+	if err != nil {
+		return Result{}, err
+	}
+	if d := s.ro.CheckArgs(binary, args); d != nil {
+		s.sink.Emit(d.Event())
+		return Result{}, d
+	}
+	return s.run(ctx, spec{
+		binary: binary, path: path, args: args, command: strings.Join(args, " "),
+		env: s.buildEnv(envRequest{}),
+	})
+}
+
+// CheckInput is the read-only check of a WASM or native tool's input
+// before dispatch: a refusal is recorded (protected_path_denied) and
+// returned; give the model d.Message().
+func (s *Session) CheckInput(tool string, input []byte, schema *readonly.Schema) (*readonly.Denial, error) {
+	d, err := s.ro.CheckInput(tool, input, schema)
+	if d != nil {
+		s.sink.Emit(d.Event())
+	}
+	return d, err
+}
+
 // NativeTool is a runtime: tool artifact with a native implementation.
 type NativeTool struct {
 	// Name is the tool's name, for records.
