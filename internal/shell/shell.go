@@ -94,7 +94,8 @@ type Policy struct {
 	Stderr io.Writer
 	// OnBackgroundExit, when set, is called (on its own goroutine) when a
 	// backgrounded command exits, so a queue/sleep session can enqueue a
-	// completion task; call Deliver to claim the delivery.
+	// completion task: call Deliver(id, ViaCompletionTask) first and
+	// enqueue only when it returns true.
 	OnBackgroundExit func(Completion)
 }
 
