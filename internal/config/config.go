@@ -191,13 +191,13 @@ func (e *Effective) check() error {
 	for i, s := range e.Resolution {
 		if s != SourceProject && s != SourceGlobal {
 			if _, ok := e.Registries[s]; !ok {
-				return fmt.Errorf("%w: resolution[%d]: %q is neither project, global nor a registry under registries:", ErrConfig, i, s)
+				return fmt.Errorf("%w: resolution[%d]: %q is neither project, global nor a name under registries; add it with `mur config set -g registries.%s.url URL`", ErrConfig, i, s, s)
 			}
 		}
 	}
 	if p := e.Publish; p != "" && p != SourceProject && p != SourceGlobal {
 		if _, ok := e.Registries[p]; !ok {
-			return fmt.Errorf("%w: publish: %q is neither project, global nor a registry under registries:", ErrConfig, p)
+			return fmt.Errorf("%w: publish: %q is neither project, global nor a name under registries; add it with `mur config set -g registries.%s.url URL`", ErrConfig, p, p)
 		}
 	}
 	return nil
