@@ -3,6 +3,8 @@
 // its examples/<name>/component.golden lists, and answers real calls.
 // MUR_GUEST_OUT names the build directory (default build/guests).
 import { test } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -136,5 +138,56 @@ test('hook-log-go: every handler answers none', async () => {
     assert.deepEqual(l.onSessionEnd({ totalTurns: 2, totalInputTokens: 1n, totalOutputTokens: 2n, totalToolCalls: 1, totalShellCalls: 1, durationMs: 9n, exitStatus: 'ok' }), { tag: 'none' });
   } finally {
     cleanup();
+  }
+});
+
+// fakeProvider runs the skeleton's provider in a child process: the
+// transpiled guest blocks this thread on each wasi:http call, so the
+// server cannot share it. It prints its port, then serves one streamed
+// answer per request and records what it was sent.
+const providerSource = String.raw`
+const http = require('node:http');
+const seen = [];
+const srv = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    seen.push({ method: req.method, url: req.url, body, model: req.headers['x-model'], accept: req.headers.accept });
+    if (req.url === '/seen') { res.end(JSON.stringify(seen.slice(0, -1))); return; }
+    if (req.url !== '/v1/complete') { res.statusCode = 404; res.end('no such route'); return; }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': warm-up\n\n');
+    for (const t of ['Hel', 'lo', ', world']) res.write('event: delta\ndata: ' + JSON.stringify({ text: t }) + '\n\n');
+    res.end('event: done\ndata: {"id":"resp-7"}\n\n');
+  });
+});
+srv.listen(0, '127.0.0.1', () => console.log(srv.address().port));
+`;
+
+test('driver-skeleton-go: streams a provider answer over wasi:http', async () => {
+  const child = spawn(process.execPath, ['-e', providerSource], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const [chunk] = await once(child.stdout, 'data');
+    const endpoint = `http://127.0.0.1:${String(chunk).trim()}/`;
+    process.env.MURMUR_INFERENCE_ENDPOINT = endpoint;
+    process.env.MURMUR_INFERENCE_MODEL = 'skeleton-1';
+    const { mod, host, cleanup } = await load('driver-skeleton-go');
+    try {
+      const r = mod.run.run({ data: '{"messages":[{"role":"user","content":"hi"}]}' });
+      assert.equal(r.status, 'passed', r.summary);
+      assert.deepEqual(JSON.parse(r.data), { text: 'Hello, world', id: 'resp-7' });
+      assert.deepEqual(host.emitted, ['Hel', 'lo', ', world']);
+      const seen = await (await fetch(endpoint + 'seen')).json();
+      assert.deepEqual(seen, [{
+        method: 'POST', url: '/v1/complete', body: '{"messages":[{"role":"user","content":"hi"}]}',
+        model: 'skeleton-1', accept: 'text/event-stream',
+      }]);
+    } finally {
+      cleanup();
+      delete process.env.MURMUR_INFERENCE_ENDPOINT;
+      delete process.env.MURMUR_INFERENCE_MODEL;
+    }
+  } finally {
+    child.kill();
   }
 });
