@@ -270,20 +270,3 @@ func BenchmarkCheckLine(b *testing.B) {
 		}
 	}
 }
-
-func TestSummary(t *testing.T) {
-	tests := []struct {
-		ro, allow []string
-		want      string
-	}{
-		{nil, []string{"bash"}, ""},
-		{[]string{"tests", " "}, []string{"jq"}, "read_only tests: enforced before dispatch for every call the runtime can read as a write"},
-		{[]string{"tests", "bench/fixtures"}, []string{"jq", "bash", "python3"},
-			"read_only tests, bench/fixtures: enforced before dispatch for every call the runtime can read as a write; advisory against bash, python3 (an interpreter's own file I/O is not read)"},
-	}
-	for _, tt := range tests {
-		if got := Summary(tt.ro, tt.allow); got != tt.want {
-			t.Errorf("Summary(%q, %q) = %q, want %q", tt.ro, tt.allow, got, tt.want)
-		}
-	}
-}

@@ -83,29 +83,3 @@ func quoteAll(s []string) string {
 	return strings.Join(q, ", ")
 }
 
-// Summary is the line mur doctor and --explain-scope print for read_only:
-// the declared subtrees, that every call the runtime can read as a write is
-// refused, and which allowed interpreters it is only advisory against. ""
-// when nothing is declared.
-func Summary(readOnly, allow []string) string {
-	var entries []string
-	for _, e := range readOnly {
-		if e = strings.TrimSpace(e); e != "" {
-			entries = append(entries, e)
-		}
-	}
-	if len(entries) == 0 {
-		return ""
-	}
-	var interps []string
-	for _, b := range allow {
-		if IsInterpreter(b) {
-			interps = append(interps, b)
-		}
-	}
-	line := "read_only " + strings.Join(entries, ", ") + ": enforced before dispatch for every call the runtime can read as a write"
-	if len(interps) > 0 {
-		line += "; advisory against " + strings.Join(interps, ", ") + " (an interpreter's own file I/O is not read)"
-	}
-	return line
-}

@@ -4,36 +4,35 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/murmur/mur/internal/manifest"
 )
 
 // BaselineNames are row 1 of the process environment: the host values of
 // these names, when the host sets them, start every subprocess environment.
 var BaselineNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "CARGO_HOME", "RUSTUP_HOME", "TERM"}
 
-// CredentialBackstop is the credential backstop: glob patterns (matched
-// case-insensitively against the whole name) for variables that carry a
-// credential by their name alone. Row 4 strips every match from a
-// subprocess environment whatever row set it, and a capabilities.env.allow
-// name that matches is refused with E-CAP-016. It is deliberately narrower
-// than the "credential-shaped" rule of W-SEC-024, which only warns.
-var CredentialBackstop = []string{
-	"*_API_KEY", "*_APIKEY", "API_KEY", "APIKEY",
-	"*_TOKEN", "TOKEN", "*_ACCESS_KEY", "*_ACCESS_KEY_ID", "*_SECRET_KEY", "*_SECRET_ACCESS_KEY",
-	"*_SECRET", "SECRET", "*_CLIENT_SECRET",
-	"*_PASSWORD", "PASSWORD", "*_PASSWD", "PGPASSWORD", "MYSQL_PWD",
-	"*_PRIVATE_KEY", "*_CREDENTIALS", "GOOGLE_APPLICATION_CREDENTIALS",
-	"*_DSN", "DATABASE_URL",
-	"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DOCKER_AUTH_CONFIG", "NETRC",
+// IsCredentialName reports whether name matches the credential backstop,
+// manifest.CredentialBackstop — the list E-CAP-016 refuses in
+// capabilities.env.allow — matched case-insensitively here.
+func IsCredentialName(name string) bool {
+	return matchAny(manifest.CredentialBackstop, strings.ToUpper(name), true)
 }
 
-// IsCredentialName reports whether name matches the credential backstop.
-func IsCredentialName(name string) bool {
-	return matchAny(CredentialBackstop, strings.ToUpper(name), true)
+// hostCredentials carry a credential, or the way to one, without a
+// credential-shaped name.
+var hostCredentials = []string{"DATABASE_URL", "*_DATABASE_URL", "NETRC", "GPG_AGENT_INFO", "SSH_AGENT_PID"}
+
+// credential is row 4's credential rule: the backstop, a credential-shaped
+// name, or a host credential.
+func credential(name string) bool {
+	return IsCredentialName(name) || IsCredentialShaped(name) || matchAny(hostCredentials, strings.ToUpper(name), true)
 }
 
 // IsCredentialShaped is W-SEC-024's rule: the name contains api_key,
-// token, secret or password, or has a _-separated segment KEY, PASS,
-// PASSWD, PWD, CREDENTIALS, CREDENTIAL, DSN or AUTH (case-insensitive).
+// token, secret or password, or has a segment (separated by _ - or .)
+// KEY, PASS, PASSWD, PWD, CREDENTIALS, CREDENTIAL, CREDS, DSN or AUTH
+// (case-insensitive).
 // Row 4 strips these from a subprocess environment too: a shell command or
 // native tool is not a WASM component, and nothing declares it a grant.
 func IsCredentialShaped(name string) bool {
@@ -43,9 +42,9 @@ func IsCredentialShaped(name string) bool {
 			return true
 		}
 	}
-	for _, seg := range strings.Split(u, "_") {
+	for _, seg := range strings.FieldsFunc(u, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
 		switch seg {
-		case "KEY", "PASS", "PASSWD", "PWD", "CREDENTIALS", "CREDENTIAL", "DSN", "AUTH":
+		case "KEY", "PASS", "PASSWD", "PWD", "CREDENTIALS", "CREDENTIAL", "CREDS", "DSN", "AUTH":
 			return true
 		}
 	}
@@ -151,7 +150,7 @@ func (s *Session) buildEnv(r envRequest) []string {
 	}
 	// Row 4: the credential patterns and strip_env, whatever set the name.
 	e.drop(func(k string) bool {
-		return IsCredentialName(k) || IsCredentialShaped(k) || matchAny(s.p.StripEnv, k, false)
+		return credential(k) || matchAny(s.p.StripEnv, k, false)
 	})
 	// Row 5: the session's home folder.
 	e.set("HOME", s.p.Home)

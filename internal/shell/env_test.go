@@ -5,26 +5,32 @@ import (
 	"testing"
 )
 
-func TestCredentialBackstop(t *testing.T) {
+func TestCredentialRule(t *testing.T) {
 	tests := []struct {
 		name string
 		want bool
 	}{
-		{"ANTHROPIC_API_KEY", true}, {"openai_api_key", true}, {"SERVICE_APIKEY", true}, {"API_KEY", true},
-		{"GITHUB_TOKEN", true}, {"GH_TOKEN", true}, {"AWS_SESSION_TOKEN", true}, {"TOKEN", true},
-		{"AWS_ACCESS_KEY_ID", true}, {"AWS_SECRET_ACCESS_KEY", true}, {"MINIO_ACCESS_KEY", true}, {"STRIPE_SECRET_KEY", true},
-		{"AZURE_CLIENT_SECRET", true}, {"JWT_SECRET", true}, {"SECRET", true},
-		{"DB_PASSWORD", true}, {"PASSWORD", true}, {"FTP_PASSWD", true}, {"PGPASSWORD", true}, {"MYSQL_PWD", true},
-		{"SSH_PRIVATE_KEY", true}, {"AWS_CREDENTIALS", true}, {"GOOGLE_APPLICATION_CREDENTIALS", true},
-		{"SENTRY_DSN", true}, {"DATABASE_URL", true}, {"SSH_AUTH_SOCK", true}, {"GPG_AGENT_INFO", true},
-		{"DOCKER_AUTH_CONFIG", true}, {"NETRC", true},
+		// The backstop (manifest.CredentialBackstop).
+		{"ANTHROPIC_API_KEY", true}, {"openai_api_key", true}, {"GITHUB_TOKEN", true}, {"GH_TOKEN", true},
+		{"AWS_ACCESS_KEY_ID", true}, {"AWS_SECRET_ACCESS_KEY", true}, {"AWS_SESSION_TOKEN", true}, {"STRIPE_SECRET_KEY", true},
+		{"AZURE_CLIENT_SECRET", true}, {"GOOGLE_APPLICATION_CREDENTIALS", true}, {"SLACK_AUTH_TOKEN", true},
+		// Credential-shaped names.
+		{"SERVICE_APIKEY", true}, {"TOKEN", true}, {"JWT_SECRET", true}, {"DB_PASSWORD", true}, {"PGPASSWORD", true},
+		{"FTP_PASSWD", true}, {"MYSQL_PWD", true}, {"SSH_PRIVATE_KEY", true}, {"AWS_CREDENTIALS", true}, {"SENTRY_DSN", true},
+		{"SSH_AUTH_SOCK", true}, {"DOCKER_AUTH_CONFIG", true}, {"my-creds", true},
+		// Host credentials without a shaped name.
+		{"DATABASE_URL", true}, {"APP_DATABASE_URL", true}, {"NETRC", true}, {"GPG_AGENT_INFO", true},
+		// Everything else.
 		{"PATH", false}, {"HOME", false}, {"USER", false}, {"LANG", false}, {"AWS_REGION", false},
-		{"TOKENIZER_PATH", false}, {"KEYBOARD", false}, {"GOPATH", false}, {"TERM", false},
+		{"KEYBOARD", false}, {"GOPATH", false}, {"TERM", false},
 	}
 	for _, tt := range tests {
-		if got := IsCredentialName(tt.name); got != tt.want {
-			t.Errorf("IsCredentialName(%q) = %v, want %v", tt.name, got, tt.want)
+		if got := credential(tt.name); got != tt.want {
+			t.Errorf("credential(%q) = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+	if !IsCredentialName("HF_TOKEN") || IsCredentialName("TOKENIZER_PATH") {
+		t.Error("IsCredentialName does not follow manifest.CredentialBackstop")
 	}
 }
 
@@ -35,7 +41,7 @@ func TestCredentialShaped(t *testing.T) {
 	}{
 		{"MY_API_KEY", true}, {"xapikey", true}, {"TOKENIZER_PATH", true}, {"SECRET_TOKEN_X", true}, {"db_password_file", true},
 		{"SIGNING_KEY", true}, {"KEY_ID", true}, {"SMTP_PASS", true}, {"DB_PWD", true}, {"GCP_CREDENTIALS", true},
-		{"SENTRY_DSN", true}, {"BASIC_AUTH", true}, {"AUTH_HEADER", true},
+		{"SENTRY_DSN", true}, {"BASIC_AUTH", true}, {"AUTH_HEADER", true}, {"app.creds", true},
 		{"KEYBOARD", false}, {"MONKEY", false}, {"PASSAGE", false}, {"AUTHOR", false}, {"PATH", false}, {"AWS_REGION", false},
 	}
 	for _, tt := range tests {
