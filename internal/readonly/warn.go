@@ -82,4 +82,3 @@ func quoteAll(s []string) string {
 	}
 	return strings.Join(q, ", ")
 }
-
