@@ -109,3 +109,16 @@ func TestReadSkillFolder(t *testing.T) {
 		t.Fatalf("missing folder: %v", err)
 	}
 }
+
+func FuzzSkillFrontMatter(f *testing.F) {
+	f.Add([]byte("---\nname: a\nversion: 1.0.0\ndescription: \"x: y\"\n---\nbody"))
+	f.Add([]byte("---\r\nname: a\r\n---\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, v, d := SkillFrontMatter(b)
+		for _, s := range []string{n, v, d} {
+			if strings.Contains(s, "\n") {
+				t.Fatalf("a front-matter value spans lines: %q", s)
+			}
+		}
+	})
+}

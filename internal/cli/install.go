@@ -35,8 +35,10 @@ the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
 				return &ExitError{Code: 1, Silent: true}
 			}
 			var refs []artifact.Ref
+			var local []string
 			for i, a := range c.Artifacts {
 				if a.Source != "" {
+					local = append(local, a.Name)
 					continue
 				}
 				r, err := artifact.ParseFullName(a.Name)
@@ -46,6 +48,9 @@ the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
 				}
 				r.Version = a.Version
 				refs = append(refs, r)
+			}
+			for _, n := range local {
+				fmt.Fprintf(env.Stdout, "skipped %s: a local source, read from disk on every run and never locked\n", n)
 			}
 			if len(refs) == 0 {
 				fmt.Fprintln(env.Stdout, "nothing to install")

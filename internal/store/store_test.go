@@ -195,3 +195,26 @@ func TestNewestFits(t *testing.T) {
 		t.Fatalf("code = %s", code)
 	}
 }
+
+func TestRegistryNamespace(t *testing.T) {
+	ctx := context.Background()
+	srv := registrytest.New()
+	defer srv.Close()
+	r, _ := NewRegistry("ns", config.Registry{URL: srv.URL(), Namespace: "/my-org/"})
+	other, _ := NewRegistry("all", config.Registry{URL: srv.URL()})
+	b, m := pkg(t, "ana/tool", "1.0.0")
+	if _, err := r.Put(ctx, ref("ana/tool@1.0.0"), m, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Fetch(ctx, ref("ana/tool@1.0.0")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("stored outside the namespace: %v", err)
+	}
+	all, err := r.List(ctx)
+	if err != nil || len(all) != 1 || all[0].Name != "ana/tool" {
+		t.Fatalf("List = %+v, %v", all, err)
+	}
+	// Without the namespace, my-org/ana/tool is not a <scope>/<name>.
+	if all, _ := other.List(ctx); len(all) != 0 {
+		t.Fatalf("unnamespaced List = %+v", all)
+	}
+}
