@@ -271,7 +271,13 @@ func (s *Session) run(ctx context.Context, sp spec) (Result, error) {
 	p.pgid = cmd.Process.Pid
 	s.mu.Lock()
 	s.groups[p.pgid] = true
+	ended := s.closed
 	s.mu.Unlock()
+	if ended {
+		// The session ended while this command was starting: it gets the
+		// same kill as everything else the session started.
+		p.kill()
+	}
 
 	p.pipes.Add(2)
 	go p.read(rOut, &p.out)
