@@ -34,6 +34,7 @@ const (
 	CodePin         diag.Code = "E-REG-006"
 	CodePackage     diag.Code = "E-REG-007"
 	CodeMismatch    diag.Code = "E-REG-008"
+	CodePublished   diag.Code = "E-REG-009"
 )
 
 // CodeOf maps an error from this package to its diagnostic code; ok is
@@ -55,6 +56,8 @@ func CodeOf(err error) (diag.Code, bool) {
 		return "E-WIT-LEVEL-001", true
 	case errors.Is(err, ErrNotInstalled):
 		return "E-RUN-006", true
+	case errors.Is(err, ErrPublished):
+		return CodePublished, true
 	case errors.Is(err, ErrMismatch):
 		return CodeMismatch, true
 	case errors.Is(err, artifact.ErrPackage):

@@ -82,11 +82,23 @@ func Publish(ctx context.Context, target Source, b *artifact.Built, scope string
 		}
 		return ref, err
 	}
+	// A published version is immutable: every pin of it names its bytes.
+	switch have, err := target.Fetch(ctx, ref); {
+	case err == nil && have.Digest == b.Digest:
+		return ref, nil
+	case err == nil:
+		return ref, fmt.Errorf("%w: %s in %s is %s, this package is %s; publish it under a new version", ErrPublished, ref, target.Name(), have.Digest, b.Digest)
+	case !errors.Is(err, ErrNotFound):
+		return ref, err
+	}
 	if _, err := target.Put(ctx, ref, MetaOf(b, scope), b.Data); err != nil {
 		return ref, err
 	}
 	return ref, nil
 }
+
+// ErrPublished: the version is already published with other bytes.
+var ErrPublished = errors.New("version already published")
 
 // IndexEntry is one artifact in the index: its newest version that fits
 // this mur, and its description's first sentence.
