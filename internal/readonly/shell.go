@@ -153,16 +153,17 @@ func (c *Checker) checkCommand(name string, args []string, dir string) *Denial {
 // check matches one candidate, expanding a glob against the filesystem the
 // way the shell would (a pattern that matches nothing stays literal).
 func (c *Checker) check(p, dir, rule string) *Denial {
-	cands := []string{p}
+	var cands []string
 	if strings.ContainsAny(p, "*?[") {
 		pat := p
 		if !filepath.IsAbs(pat) {
 			pat = filepath.Join(dir, pat)
 		}
 		if m, err := filepath.Glob(pat); err == nil {
-			cands = append(cands, m...)
+			cands = m // the paths the shell will pass, named first
 		}
 	}
+	cands = append(cands, p)
 	for _, cand := range cands {
 		if rel, entry, ok := c.Covered(cand, dir); ok {
 			return &Denial{Path: rel, Entry: entry, Rule: rule}
