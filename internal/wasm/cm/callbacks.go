@@ -50,6 +50,9 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	in := make([]Val, int(nargs))
 	for i, a := range unsafe.Slice((*cval)(unsafe.Pointer(args)), int(nargs)) {
 		in[i] = fromC(&a)
+		if hf.latin1 {
+			in[i] = bytesFromLatin1(in[i])
+		}
 	}
 	out, err := hf.fn(c, in)
 	if err != nil {
@@ -57,6 +60,9 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	}
 	if nresults == 0 {
 		return nil
+	}
+	if hf.latin1 {
+		out = bytesToLatin1(out)
 	}
 	if err := out.check(); err != nil {
 		return c.fail(fmt.Errorf("%s returned a bad value: %w", hf.name, err))

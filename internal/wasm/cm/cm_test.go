@@ -73,3 +73,12 @@ func TestAddThroughHost(t *testing.T) {
 		t.Fatalf("add(3, 4) = %v, want 14", got)
 	}
 }
+
+func mustRead(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -21,6 +21,9 @@ type Component struct {
 	ptr    *C.wasmtime_component_t
 	engine *Engine
 	digest [32]byte // sha256 of the component binary; zero when deserialized
+	// fastStreams: the binary was rewritten for the streams byte fast path,
+	// so host functions of wasi:io/streams see latin1 strings for bytes.
+	fastStreams bool
 	// imports is read once: instantiation matches it against the linker.
 	importsOnce sync.Once
 	imports     []Import
@@ -46,10 +49,22 @@ type Import struct {
 // when it has one.
 func (e *Engine) Compile(wasm []byte) (*Component, error) {
 	digest := sha256.Sum256(wasm)
-	if e.cfg.CacheDir != "" {
-		return e.compileCached(wasm, digest)
+	fast := false
+	if !e.cfg.SlowStreams {
+		wasm, fast = rewriteStreams(wasm)
 	}
-	return e.compile(wasm, digest)
+	var c *Component
+	var err error
+	if e.cfg.CacheDir != "" {
+		c, err = e.compileCached(wasm, digest)
+	} else {
+		c, err = e.compile(wasm, digest)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.fastStreams = fast
+	return c, nil
 }
 
 func (e *Engine) compile(wasm []byte, digest [32]byte) (*Component, error) {

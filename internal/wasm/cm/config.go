@@ -24,6 +24,9 @@ type Config struct {
 	// PoolingMaxMemory bounds each linear memory in pooling mode; zero
 	// means 64 MiB.
 	PoolingMaxMemory int64
+	// SlowStreams turns off the wasi:io/streams byte fast path (see
+	// rewrite.go); for comparison and as an escape hatch.
+	SlowStreams bool
 	// CacheDir, when set, keeps compiled components there, keyed by
 	// component digest, wasmtime version and the settings above.
 	CacheDir string
@@ -46,8 +49,8 @@ func (c Config) poolingMaxMemory() int64 {
 // settingsKey names every setting that changes compiled code, for the
 // compile-cache key.
 func (c Config) settingsKey() string {
-	return fmt.Sprintf("fuel=%t,stack=%d,pool=%t,poolmem=%d,epoch=1", c.Fuel, c.MaxWasmStack,
-		c.Pooling > 0, c.poolingMaxMemory())
+	return fmt.Sprintf("fuel=%t,stack=%d,pool=%t,poolmem=%d,epoch=1,slowstreams=%t", c.Fuel, c.MaxWasmStack,
+		c.Pooling > 0, c.poolingMaxMemory(), c.SlowStreams)
 }
 
 // Limits bound what one store may use. Zero fields mean "no limit".

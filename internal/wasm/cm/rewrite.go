@@ -1,0 +1,624 @@
+package cm
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"unsafe"
+)
+
+// The byte fast path for wasi:io/streams.
+//
+// wasmtime's C API moves a list<u8> as one C value and one Rust value per
+// byte (a few MB/s), but a string as one buffer. So, before compiling a
+// guest, cm rewrites the types of the wasi:io/streams instance it imports:
+// every list<u8> defined there becomes string, and every canon lower of a
+// function from that instance gets string-encoding=latin1+utf16. Both have
+// the same core ABI ((ptr, len), alignment 4), so the guest's code is
+// untouched; with latin1 each guest byte is one char U+0000–U+00FF, so any
+// bytes are valid. Host functions serving that instance see the bytes again
+// (bytesFromLatin1 on arguments, bytesToLatin1 on results), so the host
+// code is the same either way. wasi:io/streams has no genuine string or
+// other list in its functions, which is what makes the swap exact.
+//
+// The rewrite walks only the outer component's sections; anything it does
+// not understand leaves the binary unchanged (the slow path still works).
+
+// fastStreams reports whether an import is a wasi:io/streams 0.2 instance.
+func fastStreams(name string) bool {
+	return strings.HasPrefix(name, "wasi:io/streams@0.2.")
+}
+
+var errRewrite = errors.New("component shape not understood")
+
+type reader struct {
+	b   []byte
+	pos int
+}
+
+func (r *reader) byte_() byte {
+	if r.pos >= len(r.b) {
+		panic(errRewrite)
+	}
+	c := r.b[r.pos]
+	r.pos++
+	return c
+}
+
+func (r *reader) peek() byte {
+	if r.pos >= len(r.b) {
+		panic(errRewrite)
+	}
+	return r.b[r.pos]
+}
+
+func (r *reader) u32() uint32 {
+	var v uint32
+	for shift := 0; ; shift += 7 {
+		if shift > 28 {
+			panic(errRewrite)
+		}
+		c := r.byte_()
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+}
+
+func (r *reader) str() string {
+	n := int(r.u32())
+	if n < 0 || r.pos+n > len(r.b) {
+		panic(errRewrite)
+	}
+	s := string(r.b[r.pos : r.pos+n])
+	r.pos += n
+	return s
+}
+
+// valtype: a primitive (one byte 0x40–0x7f read as a negative s33) or a
+// type index.
+func (r *reader) valtype() {
+	c := r.peek()
+	if c&0x80 == 0 && c >= 0x40 {
+		r.pos++
+		return
+	}
+	for r.byte_()&0x80 != 0 {
+	}
+}
+
+func (r *reader) optional(f func()) {
+	switch r.byte_() {
+	case 0:
+	case 1:
+		f()
+	default:
+		panic(errRewrite)
+	}
+}
+
+func (r *reader) vec(f func()) {
+	for n := r.u32(); n > 0; n-- {
+		f()
+	}
+}
+
+func (r *reader) deftype() {
+	switch c := r.peek(); c {
+	case 0x40, 0x43: // func
+		r.pos++
+		r.vec(func() { r.str(); r.valtype() })
+		switch r.byte_() {
+		case 0x00:
+			r.valtype()
+		case 0x01:
+			if r.byte_() != 0 {
+				panic(errRewrite)
+			}
+		default:
+			panic(errRewrite)
+		}
+	case 0x41: // component
+		r.pos++
+		r.vec(func() {
+			if r.peek() == 0x03 {
+				r.pos++
+				r.externName()
+				r.externdesc()
+				return
+			}
+			r.instancedecl()
+		})
+	case 0x42: // instance
+		r.pos++
+		r.vec(r.instancedecl)
+	case 0x3f: // resource
+		r.pos++
+		if r.byte_() != 0x7f {
+			panic(errRewrite)
+		}
+		r.optional(func() { r.u32() })
+	default:
+		r.defvaltype()
+	}
+}
+
+func (r *reader) defvaltype() {
+	c := r.byte_()
+	switch {
+	case c >= 0x73 && c <= 0x7f, c == 0x64: // primitives
+	case c == 0x72:
+		r.vec(func() { r.str(); r.valtype() })
+	case c == 0x71:
+		r.vec(func() { r.str(); r.optional(r.valtype); r.optional(func() { r.u32() }) })
+	case c == 0x70, c == 0x6b:
+		r.valtype()
+	case c == 0x67:
+		r.valtype()
+		r.u32()
+	case c == 0x6f:
+		r.vec(r.valtype)
+	case c == 0x6e, c == 0x6d:
+		r.vec(func() { r.str() })
+	case c == 0x6a:
+		r.optional(r.valtype)
+		r.optional(r.valtype)
+	case c == 0x69, c == 0x68:
+		r.u32()
+	case c == 0x66, c == 0x65:
+		r.optional(r.valtype)
+	default:
+		panic(errRewrite)
+	}
+}
+
+func (r *reader) instancedecl() {
+	switch r.byte_() {
+	case 0x01:
+		r.deftype()
+	case 0x02:
+		r.alias()
+	case 0x04:
+		r.externName()
+		r.externdesc()
+	default: // core types inside instance types: not needed by our guests
+		panic(errRewrite)
+	}
+}
+
+func (r *reader) externName() string {
+	if r.byte_() != 0x00 {
+		panic(errRewrite)
+	}
+	return r.str()
+}
+
+// externdesc returns its kind byte and index (when it has one).
+func (r *reader) externdesc() (byte, uint32) {
+	switch k := r.byte_(); k {
+	case 0x00:
+		if r.byte_() != 0x11 {
+			panic(errRewrite)
+		}
+		return k, r.u32()
+	case 0x01, 0x04, 0x05:
+		return k, r.u32()
+	case 0x02:
+		switch r.byte_() {
+		case 0x00:
+			r.u32()
+		case 0x01:
+			r.valtype()
+		default:
+			panic(errRewrite)
+		}
+		return k, 0
+	case 0x03:
+		switch r.byte_() {
+		case 0x00:
+			r.u32()
+		case 0x01:
+		default:
+			panic(errRewrite)
+		}
+		return k, 0
+	default:
+		panic(errRewrite)
+	}
+}
+
+// sort returns 0x00 for core sorts (after reading the core sort byte).
+func (r *reader) sort() byte {
+	s := r.byte_()
+	if s == 0x00 {
+		r.byte_()
+	}
+	return s
+}
+
+// alias returns its sort and, for an instance-export alias, the instance
+// index and export name.
+func (r *reader) alias() (sort byte, inst uint32, name string, isExport bool) {
+	sort = r.sort()
+	switch r.byte_() {
+	case 0x00:
+		inst, name = r.u32(), r.str()
+		return sort, inst, name, true
+	case 0x01:
+		r.u32()
+		r.str()
+	case 0x02:
+		r.u32()
+		r.u32()
+	default:
+		panic(errRewrite)
+	}
+	return sort, 0, "", false
+}
+
+type patch struct {
+	start, end int
+	repl       []byte
+}
+
+type section struct {
+	id         byte
+	start, end int // content range
+}
+
+type funcOrigin struct {
+	inst   int // -1 when not an alias of an instance export
+	name   string
+	export bool
+}
+
+// rewriteStreams returns the component with the wasi:io/streams byte fast
+// path applied, and whether anything changed.
+func rewriteStreams(wasm []byte) (out []byte, changed bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errRewrite {
+				panic(r)
+			}
+			out, changed = wasm, false
+		}
+	}()
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || wasm[6] != 0x01 || wasm[7] != 0x00 {
+		return wasm, false
+	}
+	r := &reader{b: wasm, pos: 8}
+	var (
+		sections  []section
+		typeStart []int // per type index: offset of a type-section entry, or -1
+		instances []string
+		streamsTy = map[int]int{} // instance index -> offset of its instance type
+		funcs     []funcOrigin
+		lowers    []struct{ optsStart, optsEnd, fn int }
+	)
+	for r.pos < len(wasm) {
+		id := r.byte_()
+		size := int(r.u32())
+		start := r.pos
+		if size < 0 || start+size > len(wasm) {
+			panic(errRewrite)
+		}
+		sections = append(sections, section{id: id, start: start, end: start + size})
+		sr := &reader{b: wasm[:start+size], pos: start}
+		switch id {
+		case 5: // instance
+			sr.vec(func() {
+				switch sr.byte_() {
+				case 0x00:
+					sr.u32()
+					sr.vec(func() { sr.str(); sr.sort(); sr.u32() })
+				case 0x01:
+					sr.vec(func() { sr.externName(); sr.sort(); sr.u32() })
+				default:
+					panic(errRewrite)
+				}
+				instances = append(instances, "")
+			})
+		case 6: // alias
+			sr.vec(func() {
+				sort, inst, name, isExport := sr.alias()
+				switch sort {
+				case 0x01:
+					o := funcOrigin{inst: -1}
+					if isExport {
+						o = funcOrigin{inst: int(inst), name: name, export: true}
+					}
+					funcs = append(funcs, o)
+				case 0x03:
+					typeStart = append(typeStart, -1)
+				case 0x05:
+					instances = append(instances, "")
+				}
+			})
+		case 7: // type
+			sr.vec(func() {
+				typeStart = append(typeStart, sr.pos)
+				sr.deftype()
+			})
+		case 8: // canon
+			sr.vec(func() {
+				switch op := sr.byte_(); op {
+				case 0x00: // lift
+					if sr.byte_() != 0 {
+						panic(errRewrite)
+					}
+					sr.u32()
+					sr.opts()
+					sr.u32()
+					funcs = append(funcs, funcOrigin{inst: -1})
+				case 0x01: // lower
+					if sr.byte_() != 0 {
+						panic(errRewrite)
+					}
+					fn := int(sr.u32())
+					os := sr.pos
+					sr.opts()
+					lowers = append(lowers, struct{ optsStart, optsEnd, fn int }{os, sr.pos, fn})
+				case 0x02, 0x03, 0x04, 0x07: // resource.new/drop/rep
+					sr.u32()
+				default:
+					panic(errRewrite)
+				}
+			})
+		case 10: // import
+			sr.vec(func() {
+				name := sr.externName()
+				switch k, idx := sr.externdesc(); k {
+				case 0x01:
+					funcs = append(funcs, funcOrigin{inst: -1})
+				case 0x03:
+					typeStart = append(typeStart, -1)
+				case 0x05:
+					if fastStreams(name) {
+						if int(idx) >= len(typeStart) || typeStart[idx] < 0 {
+							panic(errRewrite)
+						}
+						streamsTy[len(instances)] = typeStart[idx]
+					}
+					instances = append(instances, name)
+				}
+			})
+		case 11: // export
+			sr.vec(func() {
+				sr.externName()
+				sort := sr.sort()
+				sr.u32()
+				sr.optional(func() { sr.externdesc() })
+				switch sort {
+				case 0x01:
+					funcs = append(funcs, funcOrigin{inst: -1})
+				case 0x03:
+					typeStart = append(typeStart, -1)
+				case 0x05:
+					instances = append(instances, "")
+				}
+			})
+		}
+		if id == 5 || id == 6 || id == 7 || id == 8 || id == 10 || id == 11 {
+			if sr.pos != start+size {
+				panic(errRewrite)
+			}
+		}
+		r.pos = start + size
+	}
+
+	var patches []patch
+	targets := map[int]bool{}
+	for inst, pos := range streamsTy {
+		targets[inst] = true
+		patches = append(patches, listU8Patches(wasm, pos)...)
+	}
+	if len(targets) == 0 {
+		return wasm, false
+	}
+	for _, lw := range lowers {
+		if lw.fn >= len(funcs) {
+			panic(errRewrite)
+		}
+		o := funcs[lw.fn]
+		if !o.export || !targets[o.inst] {
+			continue
+		}
+		patches = append(patches, patch{lw.optsStart, lw.optsEnd, latin1Opts(wasm[lw.optsStart:lw.optsEnd])})
+	}
+	if len(patches) == 0 {
+		return wasm, false
+	}
+	return applyPatches(wasm, sections, patches), true
+}
+
+func (r *reader) opts() {
+	r.vec(func() {
+		switch r.byte_() {
+		case 0x00, 0x01, 0x02, 0x06:
+		case 0x03, 0x04, 0x05, 0x07:
+			r.u32()
+		default:
+			panic(errRewrite)
+		}
+	})
+}
+
+// listU8Patches finds, in the instance type at pos, the type declarations
+// that are exactly list<u8> and turns each into string.
+func listU8Patches(wasm []byte, pos int) []patch {
+	r := &reader{b: wasm, pos: pos}
+	if r.byte_() != 0x42 {
+		panic(errRewrite)
+	}
+	var out []patch
+	r.vec(func() {
+		if r.peek() == 0x01 && r.pos+2 < len(wasm) && wasm[r.pos+1] == 0x70 && wasm[r.pos+2] == 0x7d {
+			out = append(out, patch{r.pos + 1, r.pos + 3, []byte{0x73}})
+		}
+		r.instancedecl()
+	})
+	return out
+}
+
+// latin1Opts re-encodes canon options with string-encoding=latin1+utf16.
+func latin1Opts(opts []byte) []byte {
+	r := &reader{b: opts}
+	var kept [][]byte
+	r.vec(func() {
+		s := r.pos
+		switch r.byte_() {
+		case 0x00, 0x01, 0x02:
+			return // a string encoding: replaced below
+		case 0x06:
+		case 0x03, 0x04, 0x05, 0x07:
+			r.u32()
+		default:
+			panic(errRewrite)
+		}
+		kept = append(kept, opts[s:r.pos])
+	})
+	out := appendU32(nil, uint32(len(kept)+1))
+	for _, k := range kept {
+		out = append(out, k...)
+	}
+	return append(out, 0x02)
+}
+
+func applyPatches(wasm []byte, sections []section, patches []patch) []byte {
+	out := append([]byte(nil), wasm[:8]...)
+	for _, s := range sections {
+		var content []byte
+		at := s.start
+		for _, p := range sortedPatches(patches, s.start, s.end) {
+			content = append(content, wasm[at:p.start]...)
+			content = append(content, p.repl...)
+			at = p.end
+		}
+		content = append(content, wasm[at:s.end]...)
+		out = append(out, s.id)
+		out = appendU32(out, uint32(len(content)))
+		out = append(out, content...)
+	}
+	return out
+}
+
+func sortedPatches(ps []patch, start, end int) []patch {
+	var in []patch
+	for _, p := range ps {
+		if p.start >= start && p.end <= end {
+			in = append(in, p)
+		}
+	}
+	for i := 1; i < len(in); i++ {
+		for j := i; j > 0 && in[j].start < in[j-1].start; j-- {
+			in[j], in[j-1] = in[j-1], in[j]
+		}
+	}
+	return in
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// bytesFromLatin1 turns the latin1 strings a rewritten streams function
+// receives back into the guest's bytes.
+func bytesFromLatin1(v Val) Val {
+	switch v.kind {
+	case KindString:
+		return Bytes(latin1Decode(v.s))
+	case KindList, KindTuple, KindRecord, KindVariant, KindOption, KindResult:
+		if v.bytes != nil || len(v.elems) == 0 {
+			return v
+		}
+		elems := make([]Val, len(v.elems))
+		for i, e := range v.elems {
+			elems[i] = bytesFromLatin1(e)
+		}
+		v.elems = elems
+	}
+	return v
+}
+
+// bytesToLatin1 turns list<u8> results of a rewritten streams function
+// into the latin1 strings its rewritten type expects.
+func bytesToLatin1(v Val) Val {
+	if v.kind == KindList {
+		if b, ok := v.Bytes(); ok {
+			return String(latin1Encode(b))
+		}
+		return v
+	}
+	switch v.kind {
+	case KindTuple, KindRecord, KindVariant, KindOption, KindResult:
+		if len(v.elems) == 0 {
+			return v
+		}
+		elems := make([]Val, len(v.elems))
+		for i, e := range v.elems {
+			elems[i] = bytesToLatin1(e)
+		}
+		v.elems = elems
+	}
+	return v
+}
+
+const highBits = 0x8080808080808080
+
+// latin1Decode maps the UTF-8 of a string whose chars are all U+0000–U+00FF
+// back to one byte per char. ASCII runs are copied a word at a time: stream
+// data is mostly ASCII.
+func latin1Decode(s string) []byte {
+	in := unsafe.Slice(unsafe.StringData(s), len(s))
+	out := make([]byte, len(s))
+	n := 0
+	for i := 0; i < len(in); {
+		if i+8 <= len(in) && binary.LittleEndian.Uint64(in[i:])&highBits == 0 {
+			copy(out[n:n+8], in[i:i+8])
+			i, n = i+8, n+8
+			continue
+		}
+		c := in[i]
+		if c >= 0x80 && i+1 < len(in) {
+			c = c<<6 | in[i+1]&0x3f
+			i++
+		}
+		out[n] = c
+		i, n = i+1, n+1
+	}
+	return out[:n]
+}
+
+// latin1Encode makes the UTF-8 string whose chars are the bytes of b.
+func latin1Encode(b []byte) string {
+	high := 0
+	for _, c := range b {
+		high += int(c >> 7)
+	}
+	out := make([]byte, len(b)+high)
+	n := 0
+	for i := 0; i < len(b); {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&highBits == 0 {
+			copy(out[n:n+8], b[i:i+8])
+			i, n = i+8, n+8
+			continue
+		}
+		if c := b[i]; c < 0x80 {
+			out[n] = c
+			n++
+		} else {
+			out[n], out[n+1] = 0xc0|c>>6, 0x80|c&0x3f
+			n += 2
+		}
+		i++
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
