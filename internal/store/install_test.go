@@ -324,3 +324,33 @@ func TestResolveLocalSources(t *testing.T) {
 		}
 	}
 }
+
+func TestMaterialize(t *testing.T) {
+	ctx := context.Background()
+	_, reg, proj := setup(t)
+	b, m := pkg(t, "ana/tool", "1.0.0")
+	reg.Put(ctx, ref("ana/tool@1.0.0"), m, b)
+	in := &Installer{Project: proj, Sources: []Source{reg}}
+	if _, err := in.Install(ctx, []artifact.Ref{ref("ana/tool@1.0.0")}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(proj.Dir, "skills"), 0o755)
+	os.WriteFile(filepath.Join(proj.Dir, "skills", "s.md"), []byte("# s"), 0o755)
+	res, err := proj.Resolve(ctx, []Entry{{Name: "ana/tool", Version: "1.0.0", Role: "tool"}, {Name: "s", Role: "skill", Source: "skills/s.md", LocalSource: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := t.TempDir()
+	if err := res.Materialize(rt); err != nil {
+		t.Fatal(err)
+	}
+	for p, mode := range map[string]os.FileMode{"tools/tool/tool.wasm": 0o444, "tools/s/skill.md": 0o444} {
+		fi, err := os.Stat(filepath.Join(rt, p))
+		if err != nil || fi.Mode().Perm() != mode {
+			t.Errorf("%s: %v %v", p, fi, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rt, "tools/tool/murmur.yaml")); err == nil {
+		t.Error("the artifact's murmur.yaml was staged")
+	}
+}

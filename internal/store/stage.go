@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -133,4 +134,31 @@ func (p *Project) ResolveEach(_ context.Context, entries []Entry) (*Resolution, 
 		}
 	}
 	return res, errs
+}
+
+// Materialize copies every resolved artifact's files into a session's
+// runtime directory at their install paths (tools/<name>/…). Files are
+// copies, not links, so nothing a session does reaches the store; they are
+// read-only, and a skill's files are never executable.
+func (r *Resolution) Materialize(runtimeDir string) error {
+	for _, res := range r.List {
+		for rel, host := range res.Files {
+			b, err := os.ReadFile(host)
+			if err != nil {
+				return fmt.Errorf("stage %s: %w", res.Name, err)
+			}
+			mode := os.FileMode(0o444)
+			if fi, err := os.Stat(host); err == nil && fi.Mode()&0o111 != 0 && res.Role != manifest.RoleSkill {
+				mode = 0o555
+			}
+			dst := filepath.Join(runtimeDir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("stage %s: %w", res.Name, err)
+			}
+			if err := os.WriteFile(dst, b, mode); err != nil {
+				return fmt.Errorf("stage %s: %w", res.Name, err)
+			}
+		}
+	}
+	return nil
 }
