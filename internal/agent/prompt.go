@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/murmur/mur/internal/diag"
@@ -224,7 +225,14 @@ func readInstruction(root, name string) ([]byte, os.FileInfo, string) {
 	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, nil, InstrOutside
 	}
-	f, err := os.Open(real)
+	// Stat first, and open non-blocking: opening a FIFO for reading would
+	// wait for a writer forever.
+	if fi, err := os.Stat(real); err != nil {
+		return nil, nil, InstrUnreadable
+	} else if !fi.Mode().IsRegular() {
+		return nil, nil, InstrNotAFile
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, InstrUnreadable
 	}
@@ -234,6 +242,7 @@ func readInstruction(root, name string) ([]byte, os.FileInfo, string) {
 		return nil, nil, InstrUnreadable
 	}
 	if !info.Mode().IsRegular() {
+		// Swapped between the stat and the open.
 		return nil, nil, InstrNotAFile
 	}
 	b, err := io.ReadAll(f)

@@ -92,8 +92,13 @@ func retryAfter(res Result, now time.Time) (time.Duration, bool) {
 // ParseRetryAfterMs parses a retry-after-ms header value.
 func ParseRetryAfterMs(v string) (time.Duration, bool) {
 	ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || ms < 0 || ms > float64(1<<53) {
+	if err != nil || ms < 0 || ms != ms {
 		return 0, false
+	}
+	// Any wait this long is past every max_delay_ms; clamp rather than
+	// overflow into a negative duration.
+	if ms > 1e12 {
+		ms = 1e12
 	}
 	return time.Duration(ms * float64(time.Millisecond)), true
 }
