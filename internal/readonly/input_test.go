@@ -253,6 +253,9 @@ func FuzzCheckInput(f *testing.F) {
 			return
 		}
 		d, err := c.CheckInput("t", input, s)
+		if err != nil && d != nil {
+			t.Fatalf("both a refusal and an error: %v %v", d, err)
+		}
 		if d != nil && d.Path != "tests" && !strings.HasPrefix(d.Path, "tests/") {
 			t.Fatalf("refused uncovered path %q", d.Path)
 		}
