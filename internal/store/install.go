@@ -1,14 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/diag"
@@ -95,18 +98,57 @@ func (p *Project) UnpackedDir(d string) string {
 	return filepath.Join(p.Dir, ".murmur", "unpacked", strings.TrimPrefix(d, "sha256:"))
 }
 
-// ensureUnpacked extracts pkg at its digest's directory unless already
-// there. Extract renames a complete tree into place, so a directory that
-// exists is whole.
+// ensureUnpacked extracts pkg at its digest's directory unless a tree
+// holding exactly its files is already there. Extract renames a complete
+// tree into place; a tree changed since (a file edited, added or removed)
+// is replaced by a fresh extraction from the verified package, so what a
+// launch stages is always the pinned bytes.
 func (p *Project) ensureUnpacked(digest string, pkg *artifact.Package) (string, error) {
 	dir := p.UnpackedDir(digest)
 	if _, err := os.Stat(dir); err == nil {
-		return dir, nil
+		if matches(dir, pkg) {
+			return dir, nil
+		}
+		stale := dir + ".stale-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		if err := os.Rename(dir, stale); err != nil {
+			return "", fmt.Errorf("replace changed tree %s: %w", dir, err)
+		}
+		defer os.RemoveAll(stale)
 	}
 	if err := pkg.Extract(dir); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// matches reports whether dir holds exactly pkg's files with its bytes.
+func matches(dir string, pkg *artifact.Package) bool {
+	want := pkg.Names()
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return errors.New("not a regular file")
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(want) {
+		return false
+	}
+	for _, name := range want {
+		b, err := pkg.ReadFile(name)
+		if err != nil {
+			return false
+		}
+		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || !bytes.Equal(have, b) {
+			return false
+		}
+	}
+	return true
 }
 
 // Checker inspects a fetched package before anything is written: its

@@ -354,3 +354,38 @@ func TestMaterialize(t *testing.T) {
 		t.Error("the artifact's murmur.yaml was staged")
 	}
 }
+
+// A staged tree changed after install is replaced from the verified
+// package at the next resolution.
+func TestResolveHealsChangedTree(t *testing.T) {
+	ctx := context.Background()
+	_, reg, proj := setup(t)
+	b, m := pkg(t, "ana/tool", "1.0.0")
+	d, _ := reg.Put(ctx, ref("ana/tool@1.0.0"), m, b)
+	in := &Installer{Project: proj, Sources: []Source{reg}}
+	in.Install(ctx, []artifact.Ref{ref("ana/tool@1.0.0")})
+	dir := proj.UnpackedDir(d)
+	wasm := filepath.Join(dir, "tool.wasm")
+	orig, _ := os.ReadFile(wasm)
+	for name, change := range map[string]func(){
+		"edited":  func() { os.WriteFile(wasm, []byte("evil"), 0o644) },
+		"added":   func() { os.WriteFile(filepath.Join(dir, "extra"), []byte("x"), 0o644) },
+		"removed": func() { os.Remove(wasm) },
+	} {
+		change()
+		if _, err := proj.Resolve(ctx, []Entry{{Name: "ana/tool", Version: "1.0.0"}}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, _ := os.ReadFile(wasm)
+		if !bytes.Equal(got, orig) {
+			t.Fatalf("%s: tree not restored", name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "extra")); err == nil {
+			t.Fatalf("%s: extra file survived", name)
+		}
+	}
+	left, _ := filepath.Glob(dir + ".stale-*")
+	if len(left) != 0 {
+		t.Fatalf("stale trees left: %v", left)
+	}
+}
