@@ -61,11 +61,11 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	if nresults == 0 {
 		return nil
 	}
-	if hf.latin1 {
-		out = bytesToLatin1(out)
-	}
 	if err := out.check(); err != nil {
 		return c.fail(fmt.Errorf("%s returned a bad value: %w", hf.name, err))
+	}
+	if hf.latin1 {
+		out = bytesToLatin1(out) // valid UTF-8 by construction
 	}
 	dst := (*cval)(unsafe.Pointer(results))
 	if err := toC(ctx, &out, dst); err != nil {

@@ -3,6 +3,7 @@ package cm
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strings"
 	"unsafe"
 )
@@ -599,8 +600,11 @@ func latin1Decode(s string) []byte {
 
 // latin1Encode makes the UTF-8 string whose chars are the bytes of b.
 func latin1Encode(b []byte) string {
-	high := 0
-	for _, c := range b {
+	high, i := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		high += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]) & highBits)
+	}
+	for _, c := range b[i:] {
 		high += int(c >> 7)
 	}
 	out := make([]byte, len(b)+high)
