@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,16 +103,12 @@ func (p *proc) completion() Completion {
 		ExitCode: p.result.ExitCode, Status: p.result.Status, LogPath: p.logPath}
 }
 
-func (s *Session) stderr() interface{ Write([]byte) (int, error) } {
+func (s *Session) stderr() io.Writer {
 	if s.p.Stderr == nil {
-		return discard{}
+		return io.Discard
 	}
 	return s.p.Stderr
 }
-
-type discard struct{}
-
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
 
 // Deliver records that a backgrounded command's exit reached the agent by
 // via (ViaBackgroundCommand or ViaCompletionTask): shell_completed is

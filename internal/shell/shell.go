@@ -169,9 +169,6 @@ func bareName(b string) bool {
 	return b != "" && b != "." && b != ".." && !strings.ContainsAny(b, "/ \t\n\r\v\f")
 }
 
-// Interpreter reports whether binary's command is a whole shell line.
-func (s *Session) Interpreter(binary string) bool { return s.interp[binary] }
-
 // Resolve finds an allowed binary on mur run's PATH.
 func (s *Session) Resolve(binary string) (string, error) {
 	if !s.allow[binary] {
@@ -347,7 +344,3 @@ func (s *Session) RunNative(ctx context.Context, t NativeTool, input []byte) (Re
 		emitCall: true,
 	})
 }
-
-// ReadOnly is the session's read-only checker, for the tool-input check of
-// WASM and native tools.
-func (s *Session) ReadOnly() *readonly.Checker { return s.ro }
