@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"os/exec"
 	"reflect"
 	"testing"
 )
@@ -114,4 +115,34 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = SplitArgs(s)
 	})
+}
+
+// TestSplitArgsMatchesBash checks that a non-interpreter's arguments split
+// the way bash splits the same words (quote removal, no expansion).
+func TestSplitArgsMatchesBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, line := range []string{
+		`-r .`, `'a b' "c d" e\ f`, `'' x`, `"a\"b" 'c\d' "e\\f" "g\h"`, `a"b"'c'd`, `--opt=' spaced '`,
+		"tab\tsep  multiple   spaces", `"mixed 'quotes'" 'and "these"'`, `back\\slash`, `"new
+line"`,
+	} {
+		want, err := exec.Command(bash, "-fc", `eval "set -- $1"; printf '%s\0' "$@"`, "_", line).Output()
+		if err != nil {
+			t.Fatalf("bash %q: %v", line, err)
+		}
+		got, err := SplitArgs(line)
+		if err != nil {
+			t.Fatalf("SplitArgs(%q): %v", line, err)
+		}
+		var joined string
+		for _, g := range got {
+			joined += g + "\x00"
+		}
+		if joined != string(want) {
+			t.Errorf("SplitArgs(%q) = %q, bash gives %q", line, joined, want)
+		}
+	}
 }
