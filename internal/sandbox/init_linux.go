@@ -14,9 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// envInit carries the init spec from Session.Prepare to Main in the child;
-// Main removes it before the target starts.
-const envInit = "MUR_SANDBOX_INIT"
+// initArg0 is the argv[0] Session.Prepare gives the re-executed init; the
+// spec travels as argv[1]. Carrying it in argv rather than the environment
+// means a caller that sets cmd.Env after Prepare cannot silently unsandbox
+// the command, and the target never sees it.
+const initArg0 = "mur-sandbox-init"
 
 // initSpec is everything the re-executed init applies before execve.
 type initSpec struct {
@@ -38,6 +40,8 @@ type initSpec struct {
 	Landlock    []landlockRule `json:"landlock,omitempty"`
 	Seccomp     bool           `json:"seccomp"`
 	UnixSockets bool           `json:"unix_sockets"`
+	// Proxy is the egress proxy's URL, set in the target's environment.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 type rlimit struct {
@@ -68,17 +72,15 @@ type mountSpec struct {
 // init it never returns: it execs the target or exits 126 (127 when the
 // target does not exist).
 func Main() {
-	raw, ok := os.LookupEnv(envInit)
-	if !ok {
+	if len(os.Args) != 2 || os.Args[0] != initArg0 {
 		return
 	}
 	// Every per-thread attribute the target inherits (network namespace,
 	// Landlock domain, seccomp filter, capabilities) is set on this thread,
 	// which then calls execve.
 	runtime.LockOSThread()
-	os.Unsetenv(envInit)
 	var spec initSpec
-	err := json.Unmarshal([]byte(raw), &spec)
+	err := json.Unmarshal([]byte(os.Args[1]), &spec)
 	if err == nil {
 		err = runInit(&spec)
 	}
@@ -90,8 +92,8 @@ func Main() {
 }
 
 func runInit(s *initSpec) error {
-	// exec.Cmd.Dir was applied before this init ran; a composed root
-	// replaces the tree it lives in, so it is re-entered by path after.
+	// exec.Cmd.Dir was applied before this init ran, on the mounts as they
+	// were; it is re-entered by path once they are rebuilt.
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
@@ -113,7 +115,9 @@ func runInit(s *initSpec) error {
 			return err
 		}
 	}
-	if s.Mounts != nil && s.Mounts.Root != "" {
+	if s.Mounts != nil {
+		// The working directory still points into the mounts as they were;
+		// re-entering it by path lands on the new binds.
 		if err := unix.Chdir(wd); err != nil {
 			return fmt.Errorf("chdir %q: %w", wd, err)
 		}
@@ -141,7 +145,11 @@ func runInit(s *initSpec) error {
 			return err
 		}
 	}
-	if err := unix.Exec(s.Path, s.Args, os.Environ()); err != nil {
+	env := os.Environ()
+	if s.Proxy != "" {
+		env = append(env, "http_proxy="+s.Proxy, "HTTP_PROXY="+s.Proxy, "https_proxy="+s.Proxy, "HTTPS_PROXY="+s.Proxy, "ALL_PROXY="+s.Proxy)
+	}
+	if err := unix.Exec(s.Path, s.Args, env); err != nil {
 		return fmt.Errorf("exec %q: %w", s.Path, err)
 	}
 	return nil

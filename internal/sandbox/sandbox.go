@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel error kinds, checked with errors.Is.
@@ -141,6 +142,9 @@ type Policy struct {
 	Rlimits         Rlimits
 	Cgroup          Cgroup
 	WorkdirMaxBytes int64
+	// SizeCheckEvery is how often the ceiling is checked; zero is the
+	// spec's 10 seconds.
+	SizeCheckEvery time.Duration
 	// Floor is capabilities.containment: the minimum class required.
 	Floor Class
 }

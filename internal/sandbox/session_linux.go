@@ -56,10 +56,10 @@ type Session struct {
 // before creating anything, then creates the session's cgroup scope,
 // network namespace with its egress proxy, and size watcher.
 func NewSession(ctx context.Context, p Policy) (*Session, error) {
-	return newSession(ctx, Probe(), p, sizeCheckInterval)
+	return newSession(ctx, Probe(), p)
 }
 
-func newSession(ctx context.Context, h Host, p Policy, every time.Duration) (*Session, error) {
+func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -67,6 +67,16 @@ func newSession(ctx context.Context, h Host, p Policy, every time.Duration) (*Se
 		return nil, err
 	}
 	s := &Session{policy: p, host: h, report: Explain(h, p), ended: make(chan struct{}), stop: make(chan struct{})}
+	// A root is composed only when the capsule asks for sealed: a host that
+	// could seal still runs a lower floor scoped, on the host's own tree.
+	if s.report.Achieved == Sealed && p.Floor != Sealed {
+		s.report.Achieved = Scoped
+		for i, m := range s.report.Mechanisms {
+			if m.Name == "composed root" {
+				s.report.Mechanisms[i] = Mechanism{Name: m.Name, Detail: "available, not used: the declared floor is below sealed"}
+			}
+		}
+	}
 	name := "mur-" + randomID()
 	fail := func(err error) (*Session, error) {
 		s.Close()
@@ -95,6 +105,10 @@ func newSession(ctx context.Context, h Host, p Policy, every time.Duration) (*Se
 	}
 	if p.WorkdirMaxBytes > 0 {
 		s.wg.Add(1)
+		every := p.SizeCheckEvery
+		if every <= 0 {
+			every = sizeCheckInterval
+		}
 		go s.watch(every)
 	}
 	return s, nil
@@ -258,10 +272,11 @@ func (s *Session) Err() error {
 func (s *Session) end(err error) {
 	s.endOnce.Do(func() {
 		s.endErr = err
+		// Closed before the kill, so whoever sees a command die also sees why.
+		close(s.ended)
 		if s.cg != nil {
 			s.cg.kill()
 		}
-		close(s.ended)
 	})
 }
 
@@ -285,10 +300,13 @@ func (s *Session) watch(every time.Duration) {
 	}
 }
 
-// Command is exec.CommandContext with Prepare applied; a preparation
-// failure is left in the returned command's Err, so Start reports it.
+// Command is exec.CommandContext with Prepare applied, for a command that
+// needs no Dir, Env or ExtraFiles of its own (set those, then call Prepare,
+// otherwise); cancelling ctx kills the command's whole process group. A
+// preparation failure is left in the command's Err, so Start reports it.
 func (s *Session) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := s.Prepare(cmd); err != nil {
 		cmd.Err = err
 	}
@@ -299,6 +317,8 @@ func (s *Session) Command(ctx context.Context, name string, args ...string) *exe
 // the session's cgroup, network namespace, mounts, rlimits, Landlock and
 // seccomp, applied by a re-executed init (see Main) just before the target
 // is exec'd. A nil cmd.Env becomes an empty environment, never mur's own.
+// Set Dir, Env and ExtraFiles before calling it: ExtraFiles replaced
+// afterwards makes the command fail to start contained (exit 126).
 func (s *Session) Prepare(cmd *exec.Cmd) error {
 	s.mu.Lock()
 	closed := s.closed
@@ -354,26 +374,22 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		}
 		spec.CgroupProcs = s.cg.v1Procs()
 	}
-	env := cmd.Env
-	if env == nil {
-		env = []string{}
+	if cmd.Env == nil {
+		cmd.Env = []string{}
 	}
 	if s.netns != nil {
+		// An ExtraFiles list replaced after Prepare loses this descriptor,
+		// and the init then fails closed instead of running unconfined.
 		spec.NetnsFD = 3 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.netns)
-		proxy := "http://" + s.proxyLn.Addr().String()
-		env = append(env, "http_proxy="+proxy, "HTTP_PROXY="+proxy, "https_proxy="+proxy, "HTTPS_PROXY="+proxy, "ALL_PROXY="+proxy)
+		spec.Proxy = "http://" + s.proxyLn.Addr().String()
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return fmt.Errorf("sandbox spec: %w", err)
 	}
-	cmd.Env = append(env, envInit+"="+string(raw))
 	cmd.Path = "/proc/self/exe"
-	cmd.Args = []string{"mur-sandbox-init"}
-	if cmd.Cancel == nil {
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	}
+	cmd.Args = []string{initArg0, string(raw)}
 	return nil
 }
 
