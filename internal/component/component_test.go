@@ -1,0 +1,148 @@
+package component
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+func newRuntime(t *testing.T) *Runtime {
+	t.Helper()
+	r, err := New(cm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func compileFixture(t *testing.T, r *Runtime, name string) *cm.Component {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.CompileText(string(b))
+	if err != nil {
+		t.Fatalf("compile %s: %v", name, err)
+	}
+	return c
+}
+
+func str(s string) *string { return &s }
+
+func TestToolRunRoundTrip(t *testing.T) {
+	r := newRuntime(t)
+	c := compileFixture(t, r, "echo-tool.wat")
+	ctx := context.Background()
+	chunks := make(chan string, 4)
+	inst, err := r.Instantiate(ctx, c, Options{Name: "test/echo", Host: &Host{Text: TextChan{Ctx: ctx, C: chunks}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	tool, err := inst.Tool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tool.Run(ctx, ToolInput{Data: str(`{"msg":"héllo"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusPassed || res.Summary == nil || *res.Summary != "echoed" {
+		t.Fatalf("result = %+v", res)
+	}
+	if res.Data == nil || *res.Data != `{"msg":"héllo"}` {
+		t.Fatalf("data = %v", res.Data)
+	}
+	if res.DataPath != nil || res.Truncated {
+		t.Fatalf("data-path/truncated = %v/%v", res.DataPath, res.Truncated)
+	}
+	if v, ok := res.Meta("state_effect"); !ok || v != "read" {
+		t.Fatalf("state_effect = %q, %v", v, ok)
+	}
+	if v, _ := res.Meta("resource_id"); v != "echo" {
+		t.Fatalf("resource_id = %q", v)
+	}
+	select {
+	case got := <-chunks:
+		if got != `{"msg":"héllo"}` {
+			t.Fatalf("chunk = %q", got)
+		}
+	default:
+		t.Fatal("no text chunk delivered")
+	}
+	// A second call on the same instance, with no data: option none lifts.
+	res, err = tool.Run(ctx, ToolInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Data != nil {
+		t.Fatalf("data = %q, want none", *res.Data)
+	}
+}
+
+func TestChunksWithoutFollowerErrToGuestNotTrap(t *testing.T) {
+	r := newRuntime(t)
+	c := compileFixture(t, r, "echo-tool.wat")
+	ctx := context.Background()
+	inst, err := r.Instantiate(ctx, c, Options{Name: "test/echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	tool, _ := inst.Tool()
+	// Nobody follows text: emit returns err to the guest, which ignores it.
+	if _, err := tool.Run(ctx, ToolInput{Data: str("x")}); err != nil {
+		t.Fatalf("run without a text sink: %v", err)
+	}
+}
+
+func TestUnversionedExportRefusedWithHint(t *testing.T) {
+	r := newRuntime(t)
+	b, err := os.ReadFile("testdata/echo-tool.wat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(b), `(export "murmur:tool/run@0.1.0" (instance $tool))`, `(export "murmur:tool/run" (instance $tool))`, 1)
+	c, err := r.CompileText(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := r.Instantiate(context.Background(), c, Options{Name: "old/echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	_, err = inst.Tool()
+	if !errors.Is(err, ErrVersion) {
+		t.Fatalf("err = %v, want ErrVersion", err)
+	}
+	for _, want := range []string{"murmur:tool/run@0.1.0", "unversioned", "mur install", "rebuild"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestOtherVersionExportRefused(t *testing.T) {
+	r := newRuntime(t)
+	b, _ := os.ReadFile("testdata/echo-tool.wat")
+	src := strings.Replace(string(b), `"murmur:tool/run@0.1.0" (instance`, `"murmur:tool/run@0.2.0" (instance`, 1)
+	c, err := r.CompileText(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := r.Instantiate(context.Background(), c, Options{Name: "new/echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	if _, err := inst.Tool(); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "murmur:tool/run@0.1.0") {
+		t.Fatalf("err = %v", err)
+	}
+}
