@@ -159,16 +159,20 @@ func joinCgroup(m cgroupMount, p string) string {
 }
 
 func cgroupMounts() []cgroupMount {
-	f, err := os.Open("/proc/self/mountinfo")
+	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	return parseMountinfo(string(b))
+}
+
+// parseMountinfo picks the cgroup and cgroup2 mounts out of a mountinfo
+// file.
+func parseMountinfo(text string) []cgroupMount {
 	var out []cgroupMount
-	s := bufio.NewScanner(f)
-	for s.Scan() {
+	for _, line := range strings.Split(text, "\n") {
 		// id parent major:minor root mountpoint options [optional...] - fstype source superopts
-		pre, post, ok := strings.Cut(s.Text(), " - ")
+		pre, post, ok := strings.Cut(line, " - ")
 		if !ok {
 			continue
 		}
@@ -215,8 +219,13 @@ func ownCgroups() map[string]string {
 	if err != nil {
 		return nil
 	}
+	return parseProcCgroup(string(b))
+}
+
+// parseProcCgroup reads a /proc/<pid>/cgroup file.
+func parseProcCgroup(text string) map[string]string {
 	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
 			continue

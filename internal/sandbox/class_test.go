@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/diag"
+)
+
+func fullHost() Host {
+	return Host{OS: "linux", LandlockABI: 7, Seccomp: true, NetNS: true, MountNS: true, CgroupV2: "/sys/fs/cgroup/x",
+		Controllers: map[string]string{"memory": "v2", "pids": "v2", "cpu": "v2", "io": "v2"}, SwapBounded: true}
+}
+
+func TestExplainClasses(t *testing.T) {
+	tests := []struct {
+		name   string
+		host   func(*Host)
+		policy Policy
+		want   Class
+		warn   bool
+	}{
+		{"full host seals", nil, Policy{}, Sealed, false},
+		{"no mount namespace stays scoped", func(h *Host) { h.MountNS = false }, Policy{}, Scoped, false},
+		{"read_only without mount namespace is advisory", func(h *Host) { h.MountNS = false }, Policy{ReadOnly: []string{"tests"}}, Advisory, false},
+		{"old landlock is advisory", func(h *Host) { h.LandlockABI = 2 }, Policy{}, Advisory, true},
+		{"no seccomp is advisory", func(h *Host) { h.Seccomp = false }, Policy{}, Advisory, true},
+		{"no netns is advisory", func(h *Host) { h.NetNS = false }, Policy{}, Advisory, true},
+		{"no pids controller is advisory", func(h *Host) { delete(h.Controllers, "pids") }, Policy{}, Advisory, false},
+		{"workdir_exec caps at advisory", nil, Policy{WorkdirExec: true}, Advisory, false},
+		{"off linux", func(h *Host) { *h = Host{OS: "darwin"} }, Policy{}, Advisory, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := fullHost()
+			if tt.host != nil {
+				tt.host(&h)
+			}
+			r := Explain(h, tt.policy)
+			if r.Achieved != tt.want {
+				t.Fatalf("achieved %s, want %s\n%s", r.Achieved, tt.want, r)
+			}
+			if got := r.Warnings.Has(diag.SecNoKernelEnforcement); got != tt.warn {
+				t.Fatalf("W-SEC-001 = %v, want %v\n%s", got, tt.warn, r)
+			}
+			if Achieved(h, tt.policy) != tt.want {
+				t.Fatal("Achieved disagrees with Explain")
+			}
+		})
+	}
+}
+
+func TestCheckFloor(t *testing.T) {
+	scopedOnly := fullHost()
+	scopedOnly.MountNS = false
+	scopedOnly.Why = map[string]string{"mount namespace": "no CAP_SYS_ADMIN"}
+	tests := []struct {
+		name   string
+		host   Host
+		floor  Class
+		refuse bool
+	}{
+		{"no floor", Host{}, 0, false},
+		{"advisory floor anywhere", Host{}, Advisory, false},
+		{"scoped on scoped host", scopedOnly, Scoped, false},
+		{"sealed on scoped host", scopedOnly, Sealed, true},
+		{"scoped on bare host", Host{}, Scoped, true},
+		{"sealed on full host", fullHost(), Sealed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckFloor(tt.host, Policy{Floor: tt.floor})
+			if (err != nil) != tt.refuse {
+				t.Fatalf("err = %v, refuse %v", err, tt.refuse)
+			}
+			if err == nil {
+				return
+			}
+			var d diag.Diagnostic
+			if !errors.Is(err, ErrFloor) || !errors.As(err, &d) || d.Code != "E-CAP-003" {
+				t.Fatalf("want ErrFloor and E-CAP-003, got %v", err)
+			}
+			if d.Field != "capabilities.containment" || !strings.Contains(d.Msg, "not enforced") {
+				t.Fatalf("diagnostic does not say what is missing: %v", d)
+			}
+		})
+	}
+	err := CheckFloor(scopedOnly, Policy{Floor: Sealed})
+	if !strings.Contains(err.Error(), "no CAP_SYS_ADMIN") {
+		t.Fatalf("refusal does not carry the probe's reason: %v", err)
+	}
+}
+
+func TestParseClass(t *testing.T) {
+	for in, want := range map[string]Class{"": 0, "advisory": Advisory, "scoped": Scoped, "sealed": Sealed} {
+		got, err := ParseClass(in)
+		if err != nil || got != want {
+			t.Fatalf("ParseClass(%q) = %v, %v", in, got, err)
+		}
+		if in != "" && got.String() != in {
+			t.Fatalf("%v.String() = %q", got, got.String())
+		}
+	}
+	if _, err := ParseClass("strict"); !errors.Is(err, ErrPolicy) {
+		t.Fatalf("want ErrPolicy, got %v", err)
+	}
+}
+
+func TestReportLines(t *testing.T) {
+	h := fullHost()
+	h.Seccomp = false
+	h.Why = map[string]string{"seccomp": "kernel built without seccomp"}
+	r := Explain(h, Policy{Floor: Advisory})
+	text := r.String()
+	for _, want := range []string{"containment: advisory (declared floor: advisory)", "seccomp", "not enforced", "kernel built without seccomp", "W-SEC-001"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Policy{Workdir: "/w", Home: "/h", Tmp: "/t"}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := good
+	bad.Workdir = "w"
+	bad.InterpreterRuntime = []RuntimeDir{{Path: "lib"}}
+	err := bad.Validate()
+	if !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), `workdir "w"`) || !strings.Contains(err.Error(), `"lib"`) {
+		t.Fatalf("want every problem named, got %v", err)
+	}
+}

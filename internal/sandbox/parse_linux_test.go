@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"testing"
+)
+
+const hybridMountinfo = `25 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755
+31 30 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw
+32 30 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+33 30 0:29 /nested /sys/fs/cgroup/pids\040x rw - cgroup cgroup rw,pids
+`
+
+func TestParseMountinfo(t *testing.T) {
+	ms := parseMountinfo(hybridMountinfo)
+	if len(ms) != 3 || !ms[0].v2 || ms[0].dir != "/sys/fs/cgroup/unified" {
+		t.Fatalf("mounts = %+v", ms)
+	}
+	if !ms[1].options["memory"] || ms[2].dir != "/sys/fs/cgroup/pids x" || ms[2].root != "/nested" {
+		t.Fatalf("v1 mounts = %+v", ms[1:])
+	}
+	if got := joinCgroup(ms[2], "/nested/a"); got != "/sys/fs/cgroup/pids x/a" {
+		t.Fatalf("joinCgroup = %q", got)
+	}
+}
+
+func TestParseProcCgroup(t *testing.T) {
+	got := parseProcCgroup("4:memory:/a/b\n2:cpu,cpuacct:/c\n0::/\n")
+	want := map[string]string{"memory": "/a/b", "cpu": "/c", "cpuacct": "/c", "": "/"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%q = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func FuzzParseMountinfo(f *testing.F) {
+	f.Add(hybridMountinfo)
+	f.Add(`1 2 3 \ / - cgroup x \12`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, m := range parseMountinfo(s) {
+			_ = joinCgroup(m, "/x")
+		}
+	})
+}
+
+func FuzzParseProcCgroup(f *testing.F) {
+	f.Add("4:memory:/a/b\n0::/\n")
+	f.Fuzz(func(t *testing.T, s string) { _ = parseProcCgroup(s) })
+}
+
+func TestSeccompFilterAssembles(t *testing.T) {
+	for _, unixOK := range []bool{false, true} {
+		ins, err := seccompFilter(unixOK)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ins) < len(deniedSyscalls)+8 || len(ins) > 255 {
+			t.Fatalf("filter length %d", len(ins))
+		}
+	}
+}
+
+func TestLandlockRights(t *testing.T) {
+	if llRights(grantRW, 7)&llExecute != 0 {
+		t.Fatal("rw must not grant execute")
+	}
+	if llRights(grantExecRead, 7)&llReadDir != 0 {
+		t.Fatal("list_dir: false must not grant directory listing")
+	}
+	if llRights(grantReadExec, 7)&llReadDir == 0 {
+		t.Fatal("list_dir: true must grant directory listing")
+	}
+	if llHandled(1)&(llRefer|llTruncate) != 0 || llHandled(3)&llTruncate == 0 {
+		t.Fatal("handled rights must follow the ABI")
+	}
+}
