@@ -16,6 +16,9 @@ func (l *Loop) dispatch(ctx context.Context, t *task, calls []ToolCall) (Outcome
 		msg.Content = append(msg.Content, Block{Type: BlockToolResult, ToolUseID: c.ID, Text: text, IsError: isErr})
 	}
 	t.conv.add(msg, l.Recorder)
+	if ctx.Err() != nil {
+		t.out.Phase = "tool"
+	}
 	if o := l.ctxOutcome(ctx, t); o != nil {
 		return *o, true
 	}

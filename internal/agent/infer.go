@@ -187,6 +187,11 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, input int64, 
 	need := input + l.Choice.OutputCap
 	for attempt := 0; ; attempt++ {
 		var res spend.Reservation
+		if l.latch != nil {
+			r := *l.latch
+			r.Latched, r.Needed = true, need
+			return nil, nil, attempt, "", &r
+		}
 		if len(l.Ceilings) > 0 {
 			r, err := spend.Admit(need, l.Ceilings...)
 			if err != nil {
@@ -301,6 +306,9 @@ func measure(out Result, resp Response, input int64) *success {
 // refused writes every surface of a spend refusal the loop owns and latches
 // the session.
 func (l *Loop) refused(t *task, ref *spend.Refusal) *Outcome {
+	if l.latch == nil {
+		l.latch = ref
+	}
 	if l.Session != nil {
 		l.Session.Latch(ref)
 	}

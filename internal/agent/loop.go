@@ -70,6 +70,9 @@ type Outcome struct {
 	DoneCheckRuns             int
 	DoneCheckReopens          int
 	DoneCheckMet              *bool
+	// Phase is where a canceled or deadline-ended task was: inference or
+	// tool.
+	Phase string
 }
 
 // Loop runs tasks of one session. It is the session object the CLI and,
@@ -104,6 +107,10 @@ type Loop struct {
 	Rand  *rand.Rand
 
 	noticeSent  bool
+	// latch is the session's first spend refusal: every later call and
+	// task is refused without reaching the provider, whichever ceiling
+	// refused first.
+	latch *spend.Refusal
 	cont        continuation
 	fixedTokens int64
 	toolsJSON   json.RawMessage
@@ -328,6 +335,9 @@ func (l *Loop) end(o Outcome) Outcome {
 	if o.Reason != "" {
 		f["reason"] = o.Reason
 	}
+	if o.Phase != "" {
+		f["phase"] = o.Phase
+	}
 	if l.Keep != nil {
 		f["keep_working"] = map[string]any{"continuations": o.Continuations, "limit": l.Keep.Limit}
 	}
@@ -346,6 +356,9 @@ func (l *Loop) end(o Outcome) Outcome {
 func (l *Loop) ctxOutcome(ctx context.Context, t *task) *Outcome {
 	if ctx.Err() == nil {
 		return nil
+	}
+	if t.out.Phase == "" {
+		t.out.Phase = "inference"
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (!l.Deadline.IsZero() && !l.now().Before(l.Deadline)) {
 		t.out.Status, t.out.Cause = ExitDeadline, causeDeadline

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -237,4 +238,32 @@ func TestTaskFromWorkdirFile(t *testing.T) {
 	if s := r.lines("session_start")[0].String("task_source"); s != string(session.TaskMD) {
 		t.Fatalf("task_source %q", s)
 	}
+}
+
+func TestCancelDuringToolEndsCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := newRun(t, providertest.Anthropic, providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "block"}}})
+	r.opts.Tools = append(r.opts.Tools, blockTool{cancel: cancel})
+	r.opts.Stderr = &r.stderr
+	code, err := agent.Launch(ctx, r.opts)
+	if err != nil || code != agent.ExitCodeCanceled {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	end := r.lines("task_end")[0]
+	if end.String("exit_status") != "canceled" || end.String("phase") != "tool" {
+		t.Fatalf("task_end %v", end.Fields)
+	}
+}
+
+// blockTool cancels the launch while it runs and waits for the cancel.
+type blockTool struct{ cancel func() }
+
+func (blockTool) Def() agent.ToolDef {
+	return agent.ToolDef{Name: "block", Description: "blocks", InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (b blockTool) Call(ctx context.Context, _ json.RawMessage) (agent.Result, error) {
+	b.cancel()
+	<-ctx.Done()
+	return agent.Result{}, ctx.Err()
 }

@@ -1,10 +1,13 @@
 package agent_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/internal/spend"
 )
 
 func TestSessionCeilingRefusesBeforeSending(t *testing.T) {
@@ -62,5 +65,30 @@ func TestMachineMeterAcrossRuns(t *testing.T) {
 	second.wantStderr("spend.machine_tokens_per_day")
 	if len(second.srv.Requests()) != 0 {
 		t.Fatal("refused call was sent")
+	}
+}
+
+// The first refusal latches the session: a later task is refused without
+// reaching the provider even if the machine meter would now admit it.
+func TestRefusalLatchesLaterTasks(t *testing.T) {
+	srv := providertest.Start(t, providertest.Step{Text: "never"})
+	home := t.TempDir()
+	meter := spend.NewMachineMeter(spend.MeterPath(home), 1500)
+	// Another run holds 1000 of the day's 1500 tokens.
+	hold, err := spend.NewMachineMeter(spend.MeterPath(home), 1500).Admit(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &agent.Loop{Model: "double-1", Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
+		Choice: agent.Limits{OutputCap: 600}, Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{meter}}
+	if o := l.RunTask(context.Background(), "t1", "", "hi"); o.Status != agent.ExitSpendCeiling {
+		t.Fatalf("first task %+v", o)
+	}
+	hold.Settle(0) // the other run frees its hold
+	if o := l.RunTask(context.Background(), "t2", "", "hi"); o.Status != agent.ExitSpendCeiling || !strings.Contains(o.Reason, "spend ceiling reached") {
+		t.Fatalf("second task %+v", o)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Fatal("a latched session reached the provider")
 	}
 }
