@@ -106,11 +106,11 @@ type Loop struct {
 	Sleep func(context.Context, time.Duration) error
 	Rand  *rand.Rand
 
-	noticeSent  bool
+	noticeSent bool
 	// latch is the session's first spend refusal: every later call and
 	// task is refused without reaching the provider, whichever ceiling
 	// refused first.
-	latch *spend.Refusal
+	latch       *spend.Refusal
 	cont        continuation
 	fixedTokens int64
 	toolsJSON   json.RawMessage
