@@ -65,7 +65,7 @@ func buildSkillFolder(dir string) (*Built, diag.List) {
 		if errors.As(err, &d) {
 			// The folder is being built, not named by a source: field.
 			d.Field = ""
-			if d.Code == codeIONotFound {
+			if d.Code == diag.IONotFound {
 				d.Msg = fmt.Sprintf("%s has no murmur.yaml and no skill.md: write a murmur.yaml, or make it a skill folder", dir)
 			}
 			return nil, diag.List{d}

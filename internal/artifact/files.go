@@ -14,13 +14,6 @@ import (
 	"github.com/murmur/mur/internal/diag"
 )
 
-// Codes of the file rules, as the spec names them.
-const (
-	codeBldPath     diag.Code = "E-BLD-002"
-	codeIONotFound  diag.Code = "E-IO-001"
-	codeMissingFile diag.Code = "E-IO-003"
-)
-
 // CollectRequired reads the requires_files of the artifact in dir, in the
 // order written. An entry that is absolute, has a .. component or is (or
 // passes through) a symlink is refused with E-BLD-002; a missing one with
@@ -34,25 +27,25 @@ func CollectRequired(dir string, files []string, pos func(i int) diag.Pos) ([]En
 		clean := path.Clean(f)
 		switch {
 		case f == "" || strings.ContainsRune(f, '\\'):
-			return nil, diag.New(codeBldPath, p, field, fmt.Sprintf("%q is not a plain relative path; write it with '/' separators relative to the source directory", f))
+			return nil, diag.New(diag.BldPath, p, field, fmt.Sprintf("%q is not a plain relative path; write it with '/' separators relative to the source directory", f))
 		case path.IsAbs(f) || filepath.IsAbs(f):
-			return nil, diag.New(codeBldPath, p, field, fmt.Sprintf("%q is an absolute path; write it relative to the source directory", f))
+			return nil, diag.New(diag.BldPath, p, field, fmt.Sprintf("%q is an absolute path; write it relative to the source directory", f))
 		case hasDotDot(f):
-			return nil, diag.New(codeBldPath, p, field, fmt.Sprintf("%q has a '..' component; requires_files may only name files inside the source directory", f))
+			return nil, diag.New(diag.BldPath, p, field, fmt.Sprintf("%q has a '..' component; requires_files may only name files inside the source directory", f))
 		}
 		full := filepath.Join(dir, filepath.FromSlash(clean))
 		if err := noSymlinks(dir, clean); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, diag.New(codeMissingFile, p, field, fmt.Sprintf("required file %q is missing from %s; create it or remove it from requires_files", f, dir))
+				return nil, diag.New(diag.IOMissingFile, p, field, fmt.Sprintf("required file %q is missing from %s; create it or remove it from requires_files", f, dir))
 			}
-			return nil, diag.New(codeBldPath, p, field, fmt.Sprintf("%q: %v; requires_files must name real files, not symlinks", f, err))
+			return nil, diag.New(diag.BldPath, p, field, fmt.Sprintf("%q: %v; requires_files must name real files, not symlinks", f, err))
 		}
 		fi, err := os.Stat(full)
 		if err != nil {
-			return nil, diag.New(codeMissingFile, p, field, fmt.Sprintf("required file %q is missing from %s; create it or remove it from requires_files", f, dir))
+			return nil, diag.New(diag.IOMissingFile, p, field, fmt.Sprintf("required file %q is missing from %s; create it or remove it from requires_files", f, dir))
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, diag.New(codeBldPath, p, field, fmt.Sprintf("%q is not a regular file", f))
+			return nil, diag.New(diag.BldPath, p, field, fmt.Sprintf("%q is not a regular file", f))
 		}
 		b, err := os.ReadFile(full)
 		if err != nil {
@@ -106,7 +99,7 @@ type SkillFolder struct {
 func ReadSkillFolder(dir string) (*SkillFolder, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, diag.New(codeIONotFound, diag.Pos{}, "source", fmt.Sprintf("skill source path not found: %s", dir))
+		return nil, diag.New(diag.IONotFound, diag.Pos{}, "source", fmt.Sprintf("skill source path not found: %s", dir))
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", dir)
@@ -120,17 +113,17 @@ func ReadSkillFolder(dir string) (*SkillFolder, error) {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.Type()&fs.ModeSymlink != 0 {
-			return diag.New(codeBldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s is a symlink", p))
+			return diag.New(diag.BldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s is a symlink", p))
 		}
 		if d.IsDir() {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			return diag.New(codeBldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s is not a regular file", p))
+			return diag.New(diag.BldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s is not a regular file", p))
 		}
 		switch {
 		case rel == "murmur-build.json":
-			return diag.New(codeBldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s is a build recipe (murmur-build.json), not a skill folder", p))
+			return diag.New(diag.BldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s is a build recipe (murmur-build.json), not a skill folder", p))
 		case rel == "murmur.yaml":
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -165,11 +158,11 @@ func ReadSkillFolder(dir string) (*SkillFolder, error) {
 	}
 	switch len(skill) {
 	case 0:
-		return nil, diag.New(codeIONotFound, diag.Pos{}, "source", fmt.Sprintf("skill source directory '%s' contains no skill.md", dir))
+		return nil, diag.New(diag.IONotFound, diag.Pos{}, "source", fmt.Sprintf("skill source directory '%s' contains no skill.md", dir))
 	case 1:
 	default:
 		sort.Strings(skill)
-		return nil, diag.New(codeBldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s holds both %s; keep one", dir, strings.Join(skill, " and ")))
+		return nil, diag.New(diag.BldPath, diag.Pos{}, "source", fmt.Sprintf("skill source refused: %s holds both %s; keep one", dir, strings.Join(skill, " and ")))
 	}
 	sort.Slice(sf.Files, func(i, j int) bool { return sf.Files[i].Path < sf.Files[j].Path })
 	return sf, nil

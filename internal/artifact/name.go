@@ -15,20 +15,6 @@ var ErrName = errors.New("invalid artifact name")
 // MaxNameLen is the longest bare name the spec allows.
 const MaxNameLen = 100
 
-// ReservedVersions cannot be published (E-REG-004): they are moving labels,
-// and a pin must name bytes that never change.
-var ReservedVersions = []string{"latest", "stable", "edge"}
-
-// IsReservedVersion reports whether v is one of ReservedVersions.
-func IsReservedVersion(v string) bool {
-	for _, r := range ReservedVersions {
-		if v == r {
-			return true
-		}
-	}
-	return false
-}
-
 // ValidBareName reports whether s is a bare artifact name: lowercase
 // letters, digits and inner hyphens, 1 to 100 characters.
 func ValidBareName(s string) bool {

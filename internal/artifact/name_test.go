@@ -36,17 +36,6 @@ func TestParseRef(t *testing.T) {
 	}
 }
 
-func TestReserved(t *testing.T) {
-	for _, v := range []string{"latest", "stable", "edge"} {
-		if !IsReservedVersion(v) {
-			t.Errorf("%s not reserved", v)
-		}
-	}
-	if IsReservedVersion("1.0.0") {
-		t.Error("1.0.0 reserved")
-	}
-}
-
 func TestFirstSentence(t *testing.T) {
 	for in, want := range map[string]string{
 		"Searches the web. Returns links.": "Searches the web.",

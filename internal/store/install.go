@@ -56,9 +56,9 @@ func CodeOf(err error) (diag.Code, bool) {
 	case errors.Is(err, ErrUnreachable):
 		return CodeUnreachable, true
 	case errors.Is(err, ErrWITLevel):
-		return "E-WIT-LEVEL-001", true
+		return diag.WITLevel, true
 	case errors.Is(err, ErrNotInstalled):
-		return "E-RUN-006", true
+		return diag.RunNotInstalled, true
 	case errors.Is(err, ErrPublished):
 		return CodePublished, true
 	case errors.Is(err, ErrMismatch):

@@ -143,24 +143,6 @@ func (l *Layout) Fetch(_ context.Context, ref artifact.Ref) (*Fetched, error) {
 	return &Fetched{Ref: ref, Digest: layer.Digest.String(), Meta: metaFrom(m.Annotations), Data: b, From: l.name}, nil
 }
 
-// Has reports whether the store holds ref with exactly the pinned digest;
-// it reads only the manifest, not the package.
-func (l *Layout) Has(ref artifact.Ref, pin string) (bool, error) {
-	idx, err := l.readIndex()
-	if err != nil {
-		return false, err
-	}
-	m, ok, err := l.manifest(idx, ref)
-	if err != nil || !ok {
-		return false, err
-	}
-	layer, err := layerOf(m, l.name+" store "+ref.String())
-	if err != nil {
-		return false, err
-	}
-	return layer.Digest.String() == pin, nil
-}
-
 // Put implements Source.
 func (l *Layout) Put(ctx context.Context, ref artifact.Ref, meta Meta, pkg []byte) (string, error) {
 	ds, err := l.PutMany(ctx, []Item{{Ref: ref, Meta: meta, Data: pkg}})

@@ -118,7 +118,7 @@ func (p *Project) resolveStored(lock *artifact.Lock, e Entry) (*Resolved, error)
 func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
 	field := fmt.Sprintf("artifacts[%d].source", i)
 	if !e.LocalSource {
-		return nil, diag.New("E-MAN-003", diag.Pos{}, field, fmt.Sprintf("artifact '%s' declares 'source:' but does not declare 'local_source: true' (runtime: %s)", e.Name, e.Role))
+		return nil, diag.New(diag.ManInvalid, diag.Pos{}, field, fmt.Sprintf("artifact '%s' declares 'source:' but does not declare 'local_source: true' (runtime: %s)", e.Name, e.Role))
 	}
 	src := e.Source
 	if !filepath.IsAbs(src) {
@@ -126,13 +126,13 @@ func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
 	}
 	fi, err := os.Lstat(src)
 	if err != nil {
-		return nil, diag.New(codeIONotFound, diag.Pos{}, field, fmt.Sprintf("skill source path not found: %s", src))
+		return nil, diag.New(diag.IONotFound, diag.Pos{}, field, fmt.Sprintf("skill source path not found: %s", src))
 	}
 	r := &Resolved{Name: e.Name, Version: "local", Role: e.Role, Local: true, Files: map[string]string{}}
 	base := "tools/" + e.Name + "/"
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, diag.New(codeBldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is a symlink", src))
+		return nil, diag.New(diag.BldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is a symlink", src))
 	case fi.Mode().IsRegular():
 		// A file is the skill.md, whatever its name.
 		r.Files[base+"skill.md"] = src
@@ -154,15 +154,10 @@ func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
 			r.Files[base+f.Path] = host
 		}
 	default:
-		return nil, diag.New(codeBldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is not a file or directory", src))
+		return nil, diag.New(diag.BldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is not a file or directory", src))
 	}
 	return r, nil
 }
-
-const (
-	codeIONotFound diag.Code = "E-IO-001"
-	codeBldPath    diag.Code = "E-BLD-002"
-)
 
 // findFold returns the path of the entry of dir named name ignoring case.
 func findFold(dir, name string) string {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,7 +99,8 @@ func Stage(ctx context.Context, c *manifest.Capsule, floor string) (*Resolution,
 
 func entryDiag(c *manifest.Capsule, i int, err error) diag.Diagnostic {
 	field := fmt.Sprintf("artifacts[%d]", i)
-	if d, ok := err.(diag.Diagnostic); ok {
+	var d diag.Diagnostic
+	if errors.As(err, &d) {
 		d.Pos = c.Pos(d.Field)
 		if d.Pos.Line == 0 {
 			d.Pos = c.Pos(field)

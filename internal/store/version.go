@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -149,7 +150,7 @@ func FitsWIT(wit []string) (bool, string) {
 
 // ErrWITLevel means no version of an artifact fits this mur's WIT level
 // and platform, or the one asked for does not.
-var ErrWITLevel = fmt.Errorf("artifact does not fit this mur's WIT level")
+var ErrWITLevel = errors.New("artifact does not fit this mur's WIT level")
 
 // Newest picks, among candidates, the newest version by semver precedence
 // that fits the served WIT level and has a payload for this platform.
