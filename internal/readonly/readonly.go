@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/murmur/mur/internal/event"
 )
@@ -86,9 +85,9 @@ func (c *Checker) Covered(p, dir string) (rel, entry string, ok bool) {
 		dir = c.workdir
 	}
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
+		p = dir + "/" + p // not Join: Clean would undo a ".." after a symlink
 	}
-	resolved := resolve(filepath.Clean(p))
+	resolved := resolve(p)
 	r, err := filepath.Rel(c.workdir, resolved)
 	if err != nil {
 		return "", "", false
@@ -105,37 +104,51 @@ func (c *Checker) Covered(p, dir string) (rel, entry string, ok bool) {
 	return "", "", false
 }
 
-// errNotDir is what resolving a path through a regular file fails with.
-var errNotDir error = syscall.ENOTDIR
+// resolve returns the path the kernel would reach for p (absolute),
+// following symlinks component by component so a ".." after a symlink
+// climbs from the link's target, as path lookup does. From the first
+// component that does not exist the rest is appended as written (cleaned),
+// so a path about to be created resolves the way its existing parent does.
+func resolve(p string) string { return resolveHops(p, 0) }
 
-// resolve follows symlinks through the longest prefix of p that exists and
-// appends the rest unchanged, so a path about to be created resolves the
-// same way its existing parent does.
-func resolve(p string) string {
-	rest := ""
-	cur := p
-	for {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			if rest == "" {
-				return real
+// maxHops bounds dangling-link chains the way the kernel's ELOOP does.
+const maxHops = 40
+
+func resolveHops(p string, hops int) string {
+	parts := strings.Split(filepath.ToSlash(p), "/")
+	cur := "/"
+	for i, c := range parts {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing (or unreadable): the rest cannot be followed.
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(next)
+			if err != nil {
+				// A dangling link: writing through it creates its target.
+				target, rerr := os.Readlink(next)
+				if rerr != nil || hops >= maxHops {
+					return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+				}
+				if !filepath.IsAbs(target) {
+					target = filepath.Join(cur, target)
+				}
+				return resolveHops(filepath.Join(append([]string{target}, parts[i+1:]...)...), hops+1)
 			}
-			return filepath.Join(real, rest)
-		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, errNotDir) {
-			// Unreadable (permission, loop): judge the path as written.
-			return p
+			next = real
 		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		base := filepath.Base(cur)
-		if rest == "" {
-			rest = base
-		} else {
-			rest = filepath.Join(base, rest)
-		}
-		cur = parent
+		cur = next
 	}
+	return cur
 }
 
 // Denial is one refused call: what it would have written, which entry

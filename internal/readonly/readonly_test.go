@@ -56,6 +56,17 @@ func TestCovered(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(wd, "tests", "out")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(filepath.Join(wd, "tests", "a"), filepath.Join(wd, "src", "deep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../tests/new-target", filepath.Join(wd, "src", "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{"loop2", "src/loop1"}, {"loop1", "src/loop2"}} {
+		if err := os.Symlink(filepath.Join(wd, l[1]), filepath.Join(wd, "src", l[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		p       string
 		wantRel string
@@ -69,6 +80,11 @@ func TestCovered(t *testing.T) {
 		{"tests/new/file.txt", "tests/new/file.txt", true},
 		{"src/link/a", "tests/a", true},
 		{"src/../tests/x", "tests/x", true},
+		{"src/deep/../x", "tests/x", true},         // .. climbs from the link's target
+		{"src/deep/../../src", "", false},          // back out of the subtree
+		{"src/dangling", "tests/new-target", true}, // writing creates the target
+		{"src/./deep//b", "tests/a/b", true},
+		{"src/loop1/x", "", false}, // a link loop ends, judged as written
 		{"bench/fixtures/x", "bench/fixtures/x", true},
 		{"tests2", "", false},
 		{"testsuite/a", "", false},
