@@ -20,6 +20,9 @@ func newConfigCmd(env *Env) *cobra.Command {
 		if global {
 			return config.GlobalPath()
 		}
+		if !inProject(path) {
+			return "", fmt.Errorf("%w: no %s here for a project config: pass -g for ~/.murmur/config.yaml, or --manifest PATH", config.ErrConfig, path)
+		}
 		return config.ProjectPath(projectDirOf(path)), nil
 	}
 	cmd := &cobra.Command{
