@@ -2,10 +2,18 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/murmur/mur/internal/diag"
 )
 
 // privileged skips unless MUR_TEST_PRIVILEGED=1 (make test-escape) and the
@@ -48,5 +56,193 @@ func TestSessionRunsShell(t *testing.T) {
 	t.Logf("%s err=%v", out, err)
 	if !strings.HasPrefix(string(out), "hi\n") || err == nil {
 		t.Fatalf("want hi and a denied shadow read, got %q %v", out, err)
+	}
+}
+
+func run(t *testing.T, s *Session, dir, line string) (string, error) {
+	t.Helper()
+	cmd := s.Command(context.Background(), "/bin/sh", "-c", line)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestSealedStagedRuntime(t *testing.T) {
+	privileged(t)
+	p := testPolicy(t)
+	staged := filepath.Join(filepath.Dir(p.Workdir), "staged")
+	if err := os.MkdirAll(filepath.Join(staged, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(staged, "bin", "tool"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.StagedRuntime = []StagedTree{{Binary: "tool", SourcePath: staged, Pin: "test-1"}}
+	p.Floor = Sealed
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Report().Achieved != Sealed {
+		t.Fatalf("achieved %s", s.Report().Achieved)
+	}
+	if out, err := run(t, s, p.Workdir, staged+"/bin/tool && echo ran"); err != nil || !strings.Contains(out, "ran") {
+		t.Fatalf("staged binary did not run: %q %v", out, err)
+	}
+	// The composed root holds only what was bound: not /var, /root or /home.
+	out, _ := run(t, s, p.Workdir, "for d in /var /root /home /opt; do test -e $d && echo present $d; done; touch "+staged+"/x 2>&1 || echo ro")
+	if strings.Contains(out, "present") || !strings.Contains(out, "ro") {
+		t.Fatalf("composed root shows host paths or a writable staged tree: %q", out)
+	}
+}
+
+func TestInterpreterRuntimeListDir(t *testing.T) {
+	privileged(t)
+	p := testPolicy(t)
+	base := filepath.Dir(p.Workdir)
+	for _, d := range []string{"listable", "hidden"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, d, "mod.py"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.InterpreterRuntime = []RuntimeDir{{Path: filepath.Join(base, "listable"), ListDir: true}, {Path: filepath.Join(base, "hidden"), ListDir: false}}
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tests := []struct {
+		line string
+		ok   bool
+	}{
+		{"ls " + base + "/listable", true},
+		{"cat " + base + "/listable/mod.py", true},
+		{"cat " + base + "/hidden/mod.py", true},
+		{"ls " + base + "/hidden", false},
+		{"echo y > " + base + "/listable/mod.py", false},
+	}
+	for _, tt := range tests {
+		if out, err := run(t, s, p.Workdir, tt.line); (err == nil) != tt.ok {
+			t.Errorf("%s: ok=%v, want %v (%s)", tt.line, err == nil, tt.ok, out)
+		}
+	}
+}
+
+func TestWorkdirExecAllowsBuiltBinaries(t *testing.T) {
+	privileged(t)
+	p := testPolicy(t)
+	p.WorkdirExec = true
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Report().Achieved != Advisory {
+		t.Fatalf("workdir_exec must cap at advisory, got %s", s.Report().Achieved)
+	}
+	if out, err := run(t, s, p.Workdir, "cp /bin/true ./built && ./built && echo ran"); err != nil || !strings.Contains(out, "ran") {
+		t.Fatalf("built binary did not run: %q %v", out, err)
+	}
+}
+
+func TestIOMaxUnresolvableDeviceWarns(t *testing.T) {
+	privileged(t)
+	var st unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &st); err != nil || st.Type != unix.TMPFS_MAGIC {
+		t.Skip("no tmpfs at /dev/shm")
+	}
+	p := testPolicy(t)
+	dir, err := os.MkdirTemp("/dev/shm", "mur-io-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	p.Workdir = dir
+	p.Cgroup.IOBytesPerSec = 1 << 20
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Warnings().Has(diag.SecIOMaxUnavailable) {
+		t.Fatalf("no W-SEC-021 for a tmpfs workdir: %v", s.Warnings())
+	}
+	if out, err := run(t, s, dir, "echo ok > f && cat f"); err != nil || out != "ok\n" {
+		t.Fatalf("other limits must keep the session usable: %q %v", out, err)
+	}
+}
+
+func TestFloorRefusedBeforeAnythingExists(t *testing.T) {
+	privileged(t)
+	h := Probe()
+	h.MountNS = false // a host that cannot seal
+	before := scopes(t, h)
+	p := testPolicy(t)
+	p.Floor = Sealed
+	_, err := newSession(context.Background(), h, p)
+	if !errors.Is(err, ErrFloor) {
+		t.Fatalf("want E-CAP-003, got %v", err)
+	}
+	if after := scopes(t, h); after != before {
+		t.Fatalf("a refused session left cgroup scopes: %d before, %d after", before, after)
+	}
+}
+
+func scopes(t *testing.T, h Host) int {
+	ents, _ := os.ReadDir(h.CgroupV2)
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "mur-") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCloseRemovesScope(t *testing.T) {
+	h := privileged(t)
+	p := testPolicy(t)
+	p.Floor = Sealed
+	before := scopes(t, h)
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, s, p.Workdir, "sleep 100 >/dev/null 2>&1 &"); err != nil {
+		t.Fatal(err)
+	}
+	if scopes(t, h) != before+1 {
+		t.Fatal("no scope while the session runs")
+	}
+	s.Close()
+	if scopes(t, h) != before {
+		t.Fatal("Close left the scope")
+	}
+	if _, err := os.Stat(s.rootDir); !os.IsNotExist(err) {
+		t.Fatalf("Close left the root directory: %v", err)
+	}
+	if err := s.Prepare(exec.Command("/bin/true")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Prepare after Close: %v", err)
+	}
+}
+
+func TestLimitHitLines(t *testing.T) {
+	s := &Session{policy: Policy{Rlimits: Rlimits{MaxOpenFiles: 64, MaxFileSizeBytes: 10}}, ended: make(chan struct{})}
+	if got := s.LimitHit(fmt.Errorf("open: %w", syscall.EMFILE), nil); !strings.Contains(got, "max_open_files is 64") {
+		t.Fatalf("EMFILE line: %q", got)
+	}
+	if got := s.LimitHit(syscall.EFBIG, nil); !strings.Contains(got, "max_file_size_bytes (10 bytes)") {
+		t.Fatalf("EFBIG line: %q", got)
+	}
+	if got := s.LimitHit(nil, nil); got != "" {
+		t.Fatalf("no limit, got %q", got)
 	}
 }
