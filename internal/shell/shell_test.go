@@ -336,7 +336,7 @@ func TestOutputHolders(t *testing.T) {
 	// An unredirected child holds the output: a 1 s wait, then the group
 	// is killed, and what the dying processes wrote is returned.
 	start = time.Now()
-	r = f.call(t, "bash", `(echo early; sleep 30; echo never) & (sleep 0.2; echo quick) & echo main`)
+	r = f.call(t, "bash", `(echo early; sleep 30; echo never) & (sleep 0.1; echo quick) & echo main`)
 	d := time.Since(start)
 	if d < 900*time.Millisecond || d > 4*time.Second {
 		t.Errorf("holder wait took %v", d)
@@ -355,7 +355,7 @@ func TestOutputHolders(t *testing.T) {
 
 	// Output a background process prints and exits within the second is
 	// part of the result, with no note.
-	r = f.call(t, "bash", `(sleep 0.3; echo late) & echo first`)
+	r = f.call(t, "bash", `(sleep 0.1; echo late) & echo first`)
 	if r.Note != "" || r.Stdout != "first\nlate\n" {
 		t.Errorf("late output: %q note %q", r.Stdout, r.Note)
 	}
