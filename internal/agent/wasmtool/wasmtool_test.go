@@ -1,0 +1,87 @@
+package wasmtool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/internal/session"
+	"github.com/murmur/mur/internal/trace"
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// echoTool instantiates the component package's echo fixture: a real
+// tool-world component whose run returns its input with state_effect read
+// and resource_id echo.
+func echoTool(t *testing.T) *component.Tool {
+	t.Helper()
+	rt, err := component.New(cm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	src, err := os.ReadFile("../../component/testdata/echo-tool.wat")
+	if err != nil {
+		t.Skipf("echo fixture: %v", err)
+	}
+	c, err := rt.CompileText(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := rt.Instantiate(context.Background(), c, component.Options{Name: "test/echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Close() })
+	tool, err := inst.Tool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+func TestWASMToolInTheLoop(t *testing.T) {
+	srv := providertest.Start(t,
+		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "echo", Input: `{"msg":"héllo"}`}}},
+		providertest.Step{Text: "echoed"},
+	)
+	var dirs session.Dirs
+	var stderr strings.Builder
+	code, err := agent.Launch(context.Background(), agent.Options{
+		Config: agent.Config{Model: "m", DriverName: "d", Limits: agent.LimitSettings{MaxTokens: 100, ContextMaxTokens: 10000}},
+		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "echo something",
+		Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
+		Tools: []agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"msg":{"type":"string"}},"required":["msg"]}`)}}},
+		Stderr:    &stderr,
+		OnSession: func(d session.Dirs) { dirs = d },
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("code %d err %v: %s", code, err, stderr.String())
+	}
+	if !strings.Contains(string(srv.Requests()[1].Raw), `{\"msg\":\"héllo\"}`) {
+		t.Fatalf("tool output not sent back: %s", srv.Requests()[1].Raw)
+	}
+	lines, _ := trace.ReadFile(dirs.Trace())
+	tc := trace.Filter(lines, "tool_call")[0]
+	if tc.String("status") != "passed" || tc.String("state_effect") != "read" || tc.String("resource_id") != "echo" {
+		t.Fatalf("tool_call %v", tc.Fields)
+	}
+}
+
+func TestResultConversion(t *testing.T) {
+	s, d, p := "sum", "data", "/x"
+	got := Result(component.ToolResult{Status: component.StatusFailed, Summary: &s, Data: &d, DataPath: &p, Truncated: true,
+		Metadata: []component.Pair{{"http_status", "503"}}})
+	if got.Status != agent.StatusFailed || got.Summary != "sum" || got.Data != "data" || got.DataPath != "/x" || !got.Truncated {
+		t.Fatalf("%+v", got)
+	}
+	if v, _ := got.Meta("http_status"); v != "503" {
+		t.Fatalf("meta %v", got.Metadata)
+	}
+}
