@@ -53,7 +53,7 @@ func TestWASMToolInTheLoop(t *testing.T) {
 	var dirs session.Dirs
 	var stderr strings.Builder
 	code, err := agent.Launch(context.Background(), agent.Options{
-		Config: agent.Config{Model: "m", DriverName: "d", Limits: agent.LimitSettings{MaxTokens: 100, ContextMaxTokens: 10000}},
+		Config:      agent.Config{Model: "m", DriverName: "d", Limits: agent.LimitSettings{MaxTokens: 100, ContextMaxTokens: 10000}},
 		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "echo something",
 		Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
 		Tools: []agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",
