@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -175,5 +177,38 @@ func BenchmarkStreams(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// TestRewriteRealGuests runs the streams rewrite on toolchain-built
+// components (Go via jco, JS via componentize-js) when MUR_GUEST_OUT names
+// a directory of them (make guests): each must be rewritten and still
+// compile.
+func TestRewriteRealGuests(t *testing.T) {
+	dir := os.Getenv("MUR_GUEST_OUT")
+	if dir == "" {
+		t.Skip("MUR_GUEST_OUT not set; run after make guests")
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if len(paths) == 0 {
+		t.Skipf("no components in %s", dir)
+	}
+	e := newEngine(t, Config{})
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			wasm, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, changed := rewriteStreams(wasm)
+			if !changed {
+				t.Fatal("not rewritten: the guest's wasi:io/streams import was not recognised")
+			}
+			c, err := e.Compile(out)
+			if err != nil {
+				t.Fatalf("rewritten guest does not compile: %v", err)
+			}
+			c.Close()
+		})
 	}
 }
