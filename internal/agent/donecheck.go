@@ -1,13 +1,10 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -24,55 +21,10 @@ type CheckResult struct {
 	TimedOut bool
 }
 
-// CommandRunner runs a done check's command. The shell area's sandboxed
-// runner implements it; ExecRunner runs it directly.
+// CommandRunner runs a done check's command, contained as the session's
+// shell calls are (the shell area's shelltool.Runner implements it).
 type CommandRunner interface {
 	RunCheck(ctx context.Context, argv []string, dir string, timeout time.Duration) (CheckResult, error)
-}
-
-// ExecRunner runs a command as a child process in its own process group,
-// with env as its whole environment, and kills the group at the timeout.
-type ExecRunner struct {
-	Env []string
-}
-
-// RunCheck implements CommandRunner.
-func (r ExecRunner) RunCheck(ctx context.Context, argv []string, dir string, timeout time.Duration) (CheckResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = r.Env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return CheckResult{}, fmt.Errorf("start done check: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	timedOut := false
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
-		timedOut = true
-	}
-	res := CheckResult{Output: out.String(), TimedOut: timedOut}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-		if res.ExitCode < 0 {
-			res.ExitCode = 128 + int(syscall.SIGKILL)
-		}
-	default:
-		return res, fmt.Errorf("wait for done check: %w", err)
-	}
-	return res, nil
 }
 
 // ErrSplit means a command's quotes or escapes do not close.

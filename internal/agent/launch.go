@@ -67,7 +67,8 @@ type Options struct {
 	Gateways []map[string]any
 	// Sinks receive the session's events beside trace.jsonl (hooks, OTel).
 	Sinks []event.Sink
-	// Runner runs lifecycle.done_check; nil runs it with ExecRunner.
+	// Runner runs lifecycle.done_check inside the session's containment;
+	// required when the manifest sets one.
 	Runner CommandRunner
 	Stderr io.Writer
 	// Now, Sleep and Rand replace the clock, waits and jitter in tests.
@@ -116,6 +117,11 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		if argv, err = SplitWords(cfg.DoneCheck.Command); err != nil || len(argv) == 0 {
 			dl = append(dl, diag.New(diag.Code("E-MAN-003"), diag.Pos{File: "murmur.yaml"}, "lifecycle.done_check.command", "is required, must not be blank, must name a program"))
 		}
+	}
+	if cfg.DoneCheck != nil && o.Runner == nil {
+		// Never run the check uncontained: without the shell session's
+		// runner there is nowhere safe to run it.
+		return ExitCodeRefused, errors.New("launch: lifecycle.done_check is set but no contained command runner was given")
 	}
 	src := cfg.Prompt
 	src.ManifestDir = o.ManifestDir
@@ -183,10 +189,6 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		Recorder: trace.Recorder{Level: capture, BlobDir: dirs.Blobs()},
 		Retry:    retry, MaxTurns: cfg.MaxTurns, Keep: cfg.KeepWorking, Done: cfg.DoneCheck,
 		Runner: o.Runner, Workdir: dirs.Workdir, Now: o.Now, Sleep: o.Sleep, Rand: o.Rand,
-	}
-	if l.Runner == nil {
-		l.Runner = ExecRunner{Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dirs.Home(), "TMPDIR=" + dirs.Tmp(),
-			"MURMUR_RUNTIME_DIR=" + dirs.Runtime(), "MURMUR_RECORDS_DIR=" + dirs.Records}}
 	}
 	if cfg.MaxSessionTokens > 0 {
 		l.Session = spend.NewSessionCeiling(cfg.MaxSessionTokens)

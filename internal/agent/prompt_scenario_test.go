@@ -161,6 +161,7 @@ func TestDoneCheckReopens(t *testing.T) {
 		providertest.Step{Text: "done"},
 		providertest.Step{Calls: []providertest.Call{writeCall("c1", "done.txt", "yes")}},
 		providertest.Step{Text: "now done"})
+	r.opts.Runner = execRunner{}
 	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`, Limit: 2}
 	r.launch()
 	r.wantCode(0)
@@ -181,6 +182,7 @@ func TestDoneCheckReopens(t *testing.T) {
 
 func TestDoneCheckLimitZeroRecordsOnly(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "answer"})
+	r.opts.Runner = execRunner{}
 	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "false", Limit: 0}
 	r.launch()
 	r.wantCode(0)
@@ -266,4 +268,30 @@ func (b blockTool) Call(ctx context.Context, _ json.RawMessage) (agent.Result, e
 	b.cancel()
 	<-ctx.Done()
 	return agent.Result{}, ctx.Err()
+}
+
+func TestDoneCheckTimeoutReopens(t *testing.T) {
+	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "first"}, providertest.Step{Text: "second"})
+	r.opts.Runner = execRunner{}
+	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "sleep 5", Limit: 1, Timeout: 200 * time.Millisecond}
+	r.launch()
+	r.wantCode(0)
+	if !strings.Contains(requestText(r.srv.Requests()[1]), "was killed after 200ms") {
+		t.Fatalf("feedback %s", r.srv.Requests()[1].Raw)
+	}
+	var dc map[string]any
+	r.lines("task_end")[0].Get("done_check", &dc)
+	if dc["met"] != false || dc["runs"].(float64) != 2 {
+		t.Fatalf("done_check %v", dc)
+	}
+}
+
+func TestDoneCheckNeedsAContainedRunner(t *testing.T) {
+	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "x"})
+	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "true", Limit: 1}
+	r.opts.Stderr = &r.stderr
+	code, err := agent.Launch(context.Background(), r.opts)
+	if code != agent.ExitCodeRefused || err == nil || r.dirs.ID != "" {
+		t.Fatalf("code %d err %v", code, err)
+	}
 }
