@@ -234,6 +234,10 @@ func (s *Session) Check(binary, command string) (*readonly.Denial, error) {
 	return d, err
 }
 
+// Record writes the protected_path_denied record of a refusal found by
+// Check, for a dispatcher that refuses the call itself.
+func (s *Session) Record(d *readonly.Denial) { s.sink.Emit(d.Event()) }
+
 // check turns a tool call's command into argv and checks it.
 func (s *Session) check(binary, command string) ([]string, *readonly.Denial, error) {
 	if s.interp[binary] {

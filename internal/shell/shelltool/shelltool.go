@@ -32,12 +32,38 @@ func Tools(s *shell.Session) []agent.Tool {
 	return out
 }
 
+// Prechecker is implemented by the shell and native tools this package
+// returns. The dispatcher calls Precheck before asking any policy hook; a
+// non-nil denial is already recorded (protected_path_denied), its Message
+// is the model's reply, and the call is neither run nor given a tool_call
+// line. Call repeats the check, so a dispatcher that skips Precheck still
+// refuses, only later.
+type Prechecker interface {
+	Precheck(input json.RawMessage) *readonly.Denial
+}
+
 type binary struct {
 	s   *shell.Session
 	def agent.ToolDef
 }
 
 func (b *binary) Def() agent.ToolDef { return b.def }
+
+// Precheck implements Prechecker. Malformed input is left to Call.
+func (b *binary) Precheck(input json.RawMessage) *readonly.Denial {
+	var in struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(input, &in) != nil || in.Command == nil {
+		return nil
+	}
+	d, err := b.s.Check(b.def.Name, *in.Command)
+	if err != nil || d == nil {
+		return nil
+	}
+	b.s.Record(d)
+	return d
+}
 
 // Call runs the command. A read-only refusal is a result the model reads
 // (the record is already written); a non-zero exit is a failed result
@@ -110,6 +136,15 @@ type native struct {
 }
 
 func (n *native) Def() agent.ToolDef { return n.def }
+
+// Precheck implements Prechecker.
+func (n *native) Precheck(input json.RawMessage) *readonly.Denial {
+	d, err := n.s.CheckInput(n.t.Name, input, n.schema)
+	if err != nil {
+		return nil
+	}
+	return d
+}
 
 func (n *native) Call(ctx context.Context, input json.RawMessage) (agent.Result, error) {
 	d, err := n.s.CheckInput(n.t.Name, input, n.schema)

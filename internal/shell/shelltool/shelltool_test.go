@@ -161,3 +161,39 @@ func TestRunner(t *testing.T) {
 		t.Errorf("other dir: %v", err)
 	}
 }
+
+func TestPrecheck(t *testing.T) {
+	s, _, evs := session(t, nil)
+	bash, ok := find(Tools(s), "bash").(Prechecker)
+	if !ok {
+		t.Fatal("bash tool is not a Prechecker")
+	}
+	if d := bash.Precheck(json.RawMessage(`{"command":"rm -r tests"}`)); d == nil || d.Path != "tests" {
+		t.Errorf("Precheck = %v", d)
+	}
+	for _, in := range []string{`{"command":"rm -r src"}`, `{}`, `nope`} {
+		if d := bash.Precheck(json.RawMessage(in)); d != nil {
+			t.Errorf("Precheck(%s) = %v", in, d)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "n")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\ntouch ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nt, err := Native(s, shell.NativeTool{Name: "n", Path: bin}, agent.ToolDef{Name: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := nt.(Prechecker).Precheck(json.RawMessage(`{"dest":"tests/x"}`)); d == nil || d.Location != "dest" {
+		t.Errorf("native Precheck = %v", d)
+	}
+	n := 0
+	for _, e := range *evs {
+		if e.Type == "protected_path_denied" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("protected_path_denied records = %d, want 2", n)
+	}
+}
