@@ -211,7 +211,8 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			fetched[i], errs[i] = in.resolve(ctx, ref)
+			pin, _ := lock.Find(ref.Full())
+			fetched[i], errs[i] = in.resolve(ctx, ref, pin)
 		}()
 	}
 	wg.Wait()
@@ -221,9 +222,6 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 			return nil, errs[i]
 		}
 		f := fetched[i]
-		if pin, ok := lock.Find(f.Ref.Full()); ok && pin.Version == f.Ref.Version && pin.Digest != f.Digest {
-			return nil, fmt.Errorf("%w: %s from %s is %s, murmur.lock pins %s; nothing was installed. If the new bytes are intended, remove its entry from murmur.lock and install again", ErrPin, f.Ref, f.From, f.Digest, pin.Digest)
-		}
 		pkg, err := artifact.Open(f.Data, artifact.DefaultLimits)
 		if err != nil {
 			return nil, fmt.Errorf("%s from %s: %w", f.Ref, f.From, err)
@@ -272,8 +270,11 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 
 // resolve finds ref in the first source that holds it. A source that
 // fails (unreachable, refused credentials) does not hide a later one that
-// has it; if none has it, every failure is reported.
-func (in *Installer) resolve(ctx context.Context, ref artifact.Ref) (*Fetched, error) {
+// has it; if none has it, every failure is reported. When murmur.lock pins
+// this version, only the pinned bytes are taken: a source holding other
+// bytes is passed over for one holding the pinned ones, and if none does
+// the install is refused (ErrPin).
+func (in *Installer) resolve(ctx context.Context, ref artifact.Ref, pin artifact.Pin) (*Fetched, error) {
 	if ref.Version == "latest" || ref.Version == "" {
 		m, err := NewestIn(ctx, in.Sources, ref.Full())
 		if err != nil {
@@ -281,9 +282,15 @@ func (in *Installer) resolve(ctx context.Context, ref artifact.Ref) (*Fetched, e
 		}
 		ref.Version = m.Version
 	}
+	pinned := pin.Name != "" && pin.Version == ref.Version
 	var errs []error
+	var differ []string
 	for _, s := range in.Sources {
 		f, err := s.Fetch(ctx, ref)
+		if err == nil && pinned && f.Digest != pin.Digest {
+			differ = append(differ, fmt.Sprintf("%s has %s", s.Name(), f.Digest))
+			continue
+		}
 		if err == nil {
 			if f.Meta.Name != "" && (f.Meta.Name != ref.Full() || f.Meta.Version != ref.Version) {
 				return nil, fmt.Errorf("%w: %s in %s is labelled %s@%s", ErrMismatch, ref, s.Name(), f.Meta.Name, f.Meta.Version)
@@ -306,6 +313,9 @@ func (in *Installer) resolve(ctx context.Context, ref artifact.Ref) (*Fetched, e
 	names := make([]string, len(in.Sources))
 	for i, s := range in.Sources {
 		names[i] = s.Name()
+	}
+	if len(differ) > 0 {
+		return nil, fmt.Errorf("%w: murmur.lock pins %s to %s, but %s; nothing was installed. If the new bytes are intended, remove its entry from murmur.lock and install again", ErrPin, ref, pin.Digest, strings.Join(differ, ", "))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s is in no reachable source (tried %s): %w", ref, strings.Join(names, ", "), errors.Join(errs...))

@@ -389,3 +389,27 @@ func TestResolveHealsChangedTree(t *testing.T) {
 		t.Fatalf("stale trees left: %v", left)
 	}
 }
+
+// With other bytes under the pinned version in the project store, install
+// takes the pinned bytes from a later source and restores the store.
+func TestInstallPrefersPinnedBytes(t *testing.T) {
+	ctx := context.Background()
+	_, reg, proj := setup(t)
+	b, m := pkg(t, "ana/tool", "1.0.0")
+	d, _ := reg.Put(ctx, ref("ana/tool@1.0.0"), m, b)
+	in := &Installer{Project: proj, Sources: []Source{proj.Store, reg}}
+	in.Install(ctx, []artifact.Ref{ref("ana/tool@1.0.0")})
+	other, _ := pkg(t, "ana/tool", "1.0.0", artifact.Entry{Path: "extra", Data: []byte("x")})
+	proj.Store.Put(ctx, ref("ana/tool@1.0.0"), m, other)
+	entries := []Entry{{Name: "ana/tool", Version: "1.0.0"}}
+	if _, err := proj.Resolve(ctx, entries); !errors.Is(err, ErrPin) {
+		t.Fatalf("before restore: %v", err)
+	}
+	got, err := in.Install(ctx, []artifact.Ref{ref("ana/tool@1.0.0")})
+	if err != nil || got[0].Digest != d || got[0].From != "registry:test" {
+		t.Fatalf("restore = %+v, %v", got, err)
+	}
+	if _, err := proj.Resolve(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+}
