@@ -110,7 +110,9 @@ func (p *Project) ensureUnpacked(digest string, pkg *artifact.Package) (string, 
 			return dir, nil
 		}
 		stale := dir + ".stale-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		if err := os.Rename(dir, stale); err != nil {
+		// A concurrent launch may have moved it already; either way a
+		// fresh extraction follows.
+		if err := os.Rename(dir, stale); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("replace changed tree %s: %w", dir, err)
 		}
 		defer os.RemoveAll(stale)

@@ -72,7 +72,7 @@ func (p *Project) Resolve(ctx context.Context, entries []Entry) (*Resolution, er
 	return res, nil
 }
 
-func (p *Project) resolveStored(lock *artifact.Lock, e Entry) (*Resolved, error) {
+func (p *Project) resolveStored(ctx context.Context, lock *artifact.Lock, e Entry) (*Resolved, error) {
 	ref, err := artifact.ParseFullName(e.Name)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func (p *Project) resolveStored(lock *artifact.Lock, e Entry) (*Resolved, error)
 	if !ok || pin.Version != e.Version {
 		return nil, fmt.Errorf("%w: %s is declared but murmur.lock pins no such version; run `mur install`", ErrNotInstalled, ref)
 	}
-	f, err := p.Store.Fetch(context.Background(), ref)
+	f, err := p.Store.Fetch(ctx, ref)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s is pinned but missing from the project store %s; run `mur install`", ErrNotInstalled, ref, p.Store.Root())
 	}

@@ -116,7 +116,7 @@ func entryDiag(c *manifest.Capsule, i int, err error) diag.Diagnostic {
 
 // ResolveEach is Resolve that goes on past a failed entry: errs[i] is the
 // error of entries[i], nil when it resolved.
-func (p *Project) ResolveEach(_ context.Context, entries []Entry) (*Resolution, []error) {
+func (p *Project) ResolveEach(ctx context.Context, entries []Entry) (*Resolution, []error) {
 	res := &Resolution{byName: map[string]*Resolved{}}
 	errs := make([]error, len(entries))
 	lock, err := artifact.LoadLock(p.LockPath())
@@ -128,7 +128,7 @@ func (p *Project) ResolveEach(_ context.Context, entries []Entry) (*Resolution, 
 		case err != nil:
 			errs[i] = err
 		default:
-			r, errs[i] = p.resolveStored(lock, e)
+			r, errs[i] = p.resolveStored(ctx, lock, e)
 		}
 		if r != nil {
 			res.byName[e.Name] = r
