@@ -119,7 +119,7 @@ func (r *Registry) classify(err error, what string) error {
 	case errors.As(err, &ec) && ec.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("%w: %s in %s", ErrNotFound, what, r.Name())
 	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: %s from %s: %w", ErrDigest, what, r.Name(), err)
+		return fmt.Errorf("%w: %s from %s: the registry served bytes that do not hash to the digest it names (its copy is corrupt or was tampered with); nothing was installed: %w", ErrDigest, what, r.Name(), err)
 	}
 	var ne net.Error
 	var oe *net.OpError
