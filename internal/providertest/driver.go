@@ -30,6 +30,11 @@ type Driver struct {
 	Endpoint string
 	APIKey   string
 	Client   *http.Client
+	// Stream asks the provider for a server-sent event stream, as the
+	// real drivers do; OnText then receives each text delta (the host's
+	// murmur:text/chunks).
+	Stream bool
+	OnText func(string)
 }
 
 // request is the contract's request as a driver reads it.
@@ -84,6 +89,13 @@ func (d *Driver) Run(ctx context.Context, data []byte) (agent.Result, error) {
 	default:
 		return agent.Result{}, fmt.Errorf("driver double: unknown wire %q", d.Wire)
 	}
+	if d.Stream {
+		m := body.(map[string]any)
+		m["stream"] = true
+		if d.Wire == OpenAI {
+			m["stream_options"] = map[string]any{"include_usage": true}
+		}
+	}
 	b, _ := json.Marshal(body)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Endpoint+path, bytes.NewReader(b))
 	if err != nil {
@@ -105,6 +117,22 @@ func (d *Driver) Run(ctx context.Context, data []byte) (agent.Result, error) {
 		return connFailure(err), nil
 	}
 	defer resp.Body.Close()
+	if d.Stream && resp.StatusCode/100 == 2 {
+		var out response
+		var meta [][2]string
+		if d.Wire == Anthropic {
+			out, meta, err = d.readAnthropicStream(resp.Body)
+		} else {
+			out, meta, err = d.readOpenAIStream(resp.Body)
+		}
+		if err != nil {
+			// The provider answered 200 and the stream then broke: only
+			// the driver knows this, so it says transient itself.
+			return failed(err.Error(), [][2]string{{agent.MetaTransient, "true"}}), nil
+		}
+		data, _ := json.Marshal(out)
+		return agent.Result{Status: agent.StatusPassed, Data: string(data), Metadata: meta}, nil
+	}
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		// The response was incomplete.
@@ -334,16 +362,7 @@ func fromOpenAI(raw []byte) (response, [][2]string, error) {
 		}
 		out.ToolCalls = append(out.ToolCalls, toolCall{ID: tc.ID, Name: tc.Function.Name, Input: in})
 	}
-	switch c.FinishReason {
-	case "length":
-		out.StopReason = "max_tokens"
-	case "tool_calls", "function_call":
-		out.StopReason = "tool_use"
-	case "content_filter":
-		out.StopReason = "refusal"
-	default:
-		out.StopReason = "end_turn"
-	}
+	out.StopReason = openAIStop(c.FinishReason)
 	var meta [][2]string
 	if m.Usage != nil {
 		// OpenAI's prompt_tokens includes the cached part; the contract

@@ -43,6 +43,9 @@ type Step struct {
 
 	Drop  bool
 	Delay time.Duration
+	// BreakAfter, on a streamed answer, closes the connection after that
+	// many events: the stream breaks after the provider answered 200.
+	BreakAfter int
 }
 
 // Request is one request the server received.
@@ -139,6 +142,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if st.Status != 0 {
 		w.WriteHeader(st.Status)
 		io.WriteString(w, st.Body)
+		return
+	}
+	if stream, _ := body["stream"].(bool); stream {
+		var complete bool
+		switch r.URL.Path {
+		case "/v1/messages":
+			complete = streamAnthropic(w, st, body)
+		case "/v1/chat/completions":
+			complete = streamOpenAI(w, st, body)
+		}
+		if !complete {
+			// Cut the connection mid-stream, as a dying upstream does.
+			panic(http.ErrAbortHandler)
+		}
 		return
 	}
 	var out any
