@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/store"
 )
 
@@ -23,12 +24,20 @@ func newIndexCmd(env *Env) *cobra.Command {
 		Long: `index lists every artifact the sources in the resolution order hold (the
 project store when run beside a murmur.yaml, the global store, and each
 registry), once per name at its newest version that fits this mur, with the
-first sentence of its description.`,
+first sentence of its description, and records it in ~/.murmur/index.json,
+where a running session's search reads it without reaching a registry.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			idx, err := loadIndex(env, path)
 			if err != nil {
 				return err
+			}
+			md, err := config.MurmurDir()
+			if err == nil {
+				err = store.RecordIndex(md, idx)
+			}
+			if err != nil {
+				return reportErr(env, err)
 			}
 			return printIndex(env, idx, asJSON)
 		},

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -163,4 +167,44 @@ func Search(idx []IndexEntry, query string) []IndexEntry {
 		}
 	}
 	return out
+}
+
+// IndexFile is the recorded artifact index under ~/.murmur: what mur index
+// last found, read by a running session's manage.search and describe
+// without reaching any registry.
+const IndexFile = "index.json"
+
+// RecordIndex writes idx to murmurDir/index.json atomically.
+func RecordIndex(murmurDir string, idx []IndexEntry) error {
+	if idx == nil {
+		idx = []IndexEntry{}
+	}
+	b, err := json.MarshalIndent(struct {
+		Artifacts []IndexEntry `json:"artifacts"`
+	}{idx}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode index: %w", err)
+	}
+	if err := os.MkdirAll(murmurDir, 0o700); err != nil {
+		return fmt.Errorf("record index: %w", err)
+	}
+	return artifact.WriteFileAtomic(filepath.Join(murmurDir, IndexFile), append(b, '\n'), 0o644)
+}
+
+// LoadIndex reads the recorded index; none recorded is an empty index.
+func LoadIndex(murmurDir string) ([]IndexEntry, error) {
+	b, err := os.ReadFile(filepath.Join(murmurDir, IndexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	var f struct {
+		Artifacts []IndexEntry `json:"artifacts"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, filepath.Join(murmurDir, IndexFile), err)
+	}
+	return f.Artifacts, nil
 }

@@ -218,3 +218,31 @@ func TestRegistryNamespace(t *testing.T) {
 		t.Fatalf("unnamespaced List = %+v", all)
 	}
 }
+
+func TestIndexRecordAndSearch(t *testing.T) {
+	ctx := context.Background()
+	l := NewLayout("global", t.TempDir())
+	for _, v := range []string{"1.0.0", "1.2.0"} {
+		b, m := pkg(t, "ana/tool", v)
+		m.Description = "Searches the web " + v + ". More text."
+		l.Put(ctx, ref("ana/tool@"+v), m, b)
+	}
+	idx, errs := Index(ctx, []Source{l})
+	if len(errs) != 0 || len(idx) != 1 || idx[0].Version != "1.2.0" || idx[0].Description != "Searches the web 1.2.0." {
+		t.Fatalf("Index = %+v %v", idx, errs)
+	}
+	md := t.TempDir()
+	if got, err := LoadIndex(md); err != nil || got != nil {
+		t.Fatalf("no index recorded: %v %v", got, err)
+	}
+	if err := RecordIndex(md, idx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadIndex(md)
+	if err != nil || len(got) != 1 || got[0] != idx[0] {
+		t.Fatalf("LoadIndex = %+v, %v", got, err)
+	}
+	if len(Search(got, "WEB ana")) != 1 || len(Search(got, "web nothing")) != 0 {
+		t.Fatal("search")
+	}
+}
