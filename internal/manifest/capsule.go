@@ -73,6 +73,11 @@ func (d *decoder) document(data []byte) *obj {
 func (d *decoder) capsule(o *obj) *Capsule {
 	c := &Capsule{}
 	c.Name = d.requiredString(o, "name")
+	if c.Name != "" && !ValidBareName(c.Name) {
+		// The capsule's identity is a bare name, as for any artifact; it
+		// also names its default state and conversation stores.
+		d.report(diag.ManInvalid, o.kn("name"), "name", "%q is not a bare name: lowercase letters, digits and inner hyphens, at most 100 characters, no scope", c.Name)
+	}
 	c.Version = d.requiredString(o, "version")
 	if n := o.get("mur_version"); n != nil {
 		d.report(diag.ManInvalid, o.kn("mur_version"), "mur_version", "is not a top-level key; write the pin as deploy.mur_version")
