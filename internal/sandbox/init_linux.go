@@ -72,6 +72,9 @@ type mountSpec struct {
 // init it never returns: it execs the target or exits 126 (127 when the
 // target does not exist).
 func Main() {
+	if len(os.Args) == 2 && os.Args[0] == watchArg0 {
+		os.Exit(runWatcher(os.Args[1]))
+	}
 	if len(os.Args) != 2 || os.Args[0] != initArg0 {
 		return
 	}

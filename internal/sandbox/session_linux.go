@@ -33,6 +33,7 @@ type Session struct {
 	report Report
 
 	cg      *cgroupScope
+	watcher *os.File // write end of the watcher's pipe
 	netns   *os.File
 	proxy   *egressProxy
 	proxyLn net.Listener
@@ -102,6 +103,13 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 	}
 	if err := s.plan(name); err != nil {
 		return fail(err)
+	}
+	if s.cg != nil {
+		w, err := startWatcher(s.cg, s.rootDir)
+		if err != nil {
+			return fail(err)
+		}
+		s.watcher = w
 	}
 	if p.WorkdirMaxBytes > 0 {
 		s.wg.Add(1)
@@ -512,6 +520,9 @@ func (s *Session) Close() error {
 	s.wg.Wait()
 	if s.cg != nil {
 		s.cg.remove()
+	}
+	if s.watcher != nil {
+		s.watcher.Close()
 	}
 	if s.proxy != nil {
 		_ = s.proxy.srv.Close()

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv("ESCAPE_PROBE"); name != "" {
 		os.Exit(runProbe(name))
 	}
+	if dir := os.Getenv("ESCAPE_RUNTIME"); dir != "" {
+		os.Exit(runDoomedRuntime(dir))
+	}
 	os.Exit(m.Run())
 }
 
@@ -305,6 +308,33 @@ var cases = []struct {
 		}
 		return ""
 	}},
+	{"outlive a SIGKILLed runtime", nil, func(f *fixture) string {
+		self, _ := os.Executable()
+		rt := exec.Command(self)
+		rt.Env = append(os.Environ(), "ESCAPE_RUNTIME="+f.base)
+		out, err := rt.StdoutPipe()
+		if err != nil {
+			return "broke: " + err.Error()
+		}
+		if err := rt.Start(); err != nil {
+			return "broke: " + err.Error()
+		}
+		var pid int
+		if _, err := fmt.Fscan(out, &pid); err != nil || pid == 0 || !alive(pid) {
+			_ = rt.Process.Kill()
+			return fmt.Sprintf("broke: the doomed runtime started nothing (%v)", err)
+		}
+		_ = rt.Process.Kill()
+		_ = rt.Wait()
+		for i := 0; i < 150 && alive(pid); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			return fmt.Sprintf("pid %d outlived the killed runtime", pid)
+		}
+		return ""
+	}},
 
 	// Allowed cases: a suite that denies everything must not pass.
 	{"allowed: workdir writable, read_only readable", nil, probeHeld("workdir_writable")},
@@ -371,4 +401,24 @@ func TestEscape(t *testing.T) {
 		}
 		t.Logf("%s: %d cases, %d escaped", class, len(cases), escaped)
 	}
+}
+
+// runDoomedRuntime is a runtime the test SIGKILLs: it opens a session under
+// base, backgrounds a long sleep in it, prints the sleep's pid and waits.
+func runDoomedRuntime(base string) int {
+	p := sandbox.Policy{Workdir: filepath.Join(base, "work"), Home: filepath.Join(base, "home"), Tmp: filepath.Join(base, "tmp"),
+		Cgroup: sandbox.Cgroup{MemoryBytes: 64 << 20, PidsMax: 16}}
+	s, err := sandbox.NewSession(context.Background(), p)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	cmd := s.Command(context.Background(), "/bin/sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!")
+	b, err := cmd.Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	os.Stdout.Write(b)
+	select {}
 }
