@@ -186,12 +186,11 @@ func (l *Loop) prepare() error {
 
 // task is one running task's state.
 type task struct {
-	id         string
-	contextID  string
-	conv       conversation
-	out        Outcome
-	emptyCaps  int
-	lastCapped bool
+	id        string
+	contextID string
+	conv      conversation
+	out       Outcome
+	emptyCaps int
 }
 
 // RunTask runs one task to its end.
