@@ -77,6 +77,12 @@ type Options struct {
 	Rand  *rand.Rand
 	// OnSession is called once the session exists, before its task runs.
 	OnSession func(session.Dirs)
+	// OnEvents is called right after OnSession with the session's event
+	// stream, so other producers (shell tools, the sandbox) record into
+	// the same trace. OnEnd runs once the task is over, before
+	// session_end is written, so their last records precede it.
+	OnEvents func(session.Dirs, event.Sink)
+	OnEnd    func()
 }
 
 // Exit codes of mur run.
@@ -173,6 +179,9 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	if o.OnSession != nil {
 		o.OnSession(dirs)
 	}
+	if o.OnEvents != nil {
+		o.OnEvents(dirs, &events)
+	}
 	start := now()
 
 	prompt, err := ComposePrompt(src, cfg.InstructionFiles, dirs.Workdir)
@@ -210,14 +219,14 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	task, source, err := session.LaunchTask(o.Task, dirs.Workdir)
 	events.Emit(event.Event{Type: "session_start", Fields: sessionStart(o, dirs, limits, prompt, inv, capture, retry, l, source)})
 	if err != nil {
-		return finish(&events, tw, dirs, stderr, now, start, Outcome{Status: ExitFailed, Code: codeTaskFailed, Reason: err.Error()})
+		return finish(o.OnEnd, &events, tw, dirs, stderr, now, start, Outcome{Status: ExitFailed, Code: codeTaskFailed, Reason: err.Error()})
 	}
 	if source == session.TaskAbsent {
 		fmt.Fprintf(stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", dirs.ID, dirs.Workdir)
-		return finish(&events, tw, dirs, stderr, now, start, Outcome{Status: ExitOK})
+		return finish(o.OnEnd, &events, tw, dirs, stderr, now, start, Outcome{Status: ExitOK})
 	}
 	out := l.RunTask(ctx, "tsk_"+strings.TrimPrefix(dirs.ID, session.Prefix), "", task)
-	return finish(&events, tw, dirs, stderr, now, start, out)
+	return finish(o.OnEnd, &events, tw, dirs, stderr, now, start, out)
 }
 
 // noticeSecs resolves lifecycle.deadline_notice_secs for a deadline.
@@ -289,7 +298,10 @@ func orDefault(s, d string) string {
 
 // finish writes out/result.txt, session_end and the one-line status, and
 // returns the exit code.
-func finish(events *event.Stream, tw *trace.Writer, dirs session.Dirs, stderr io.Writer, now func() time.Time, start time.Time, o Outcome) (int, error) {
+func finish(onEnd func(), events *event.Stream, tw *trace.Writer, dirs session.Dirs, stderr io.Writer, now func() time.Time, start time.Time, o Outcome) (int, error) {
+	if onEnd != nil {
+		onEnd()
+	}
 	result := resultFile(o)
 	werr := os.WriteFile(dirs.Result(), []byte(result), 0o600)
 	f := map[string]any{
