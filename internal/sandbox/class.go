@@ -160,10 +160,17 @@ func Explain(h Host, p Policy) Report {
 	add("rlimits", h.OS == "linux", "per-process NOFILE, FSIZE, CPU, AS")
 	add("workdir size ceiling", true, "workdir + home + tmp checked every 10s (E-RUN-013)")
 
-	sealed := scoped && h.MountNS
+	// A root is composed only when the capsule asks for sealed: a host that
+	// could seal still runs a lower floor scoped, on the host's own tree, so
+	// tools that expect the host's layout keep working.
+	canSeal := scoped && h.MountNS
+	sealed := canSeal && p.Floor == Sealed
 	sd := "composed root: tmpfs, system paths and staged_runtime trees bound read-only, pivot_root"
-	if !h.MountNS {
+	switch {
+	case !h.MountNS:
 		sd = h.why("mount namespace", "no private mount namespace")
+	case canSeal && !sealed:
+		sd = "available, not used: the declared floor is below sealed"
 	}
 	add("composed root", sealed, sd)
 

@@ -21,8 +21,10 @@ func TestExplainClasses(t *testing.T) {
 		want   Class
 		warn   bool
 	}{
-		{"full host seals", nil, Policy{}, Sealed, false},
-		{"no mount namespace stays scoped", func(h *Host) { h.MountNS = false }, Policy{}, Scoped, false},
+		{"full host seals a sealed floor", nil, Policy{Floor: Sealed}, Sealed, false},
+		{"full host runs a lower floor scoped", nil, Policy{Floor: Scoped}, Scoped, false},
+		{"full host runs no floor scoped", nil, Policy{}, Scoped, false},
+		{"no mount namespace stays scoped", func(h *Host) { h.MountNS = false }, Policy{Floor: Sealed}, Scoped, false},
 		{"read_only without mount namespace is advisory", func(h *Host) { h.MountNS = false }, Policy{ReadOnly: []string{"tests"}}, Advisory, false},
 		{"old landlock is advisory", func(h *Host) { h.LandlockABI = 2 }, Policy{}, Advisory, true},
 		{"no seccomp is advisory", func(h *Host) { h.Seccomp = false }, Policy{}, Advisory, true},

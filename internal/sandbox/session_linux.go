@@ -68,16 +68,6 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{policy: p, host: h, report: Explain(h, p), ended: make(chan struct{}), stop: make(chan struct{})}
-	// A root is composed only when the capsule asks for sealed: a host that
-	// could seal still runs a lower floor scoped, on the host's own tree.
-	if s.report.Achieved == Sealed && p.Floor != Sealed {
-		s.report.Achieved = Scoped
-		for i, m := range s.report.Mechanisms {
-			if m.Name == "composed root" {
-				s.report.Mechanisms[i] = Mechanism{Name: m.Name, Detail: "available, not used: the declared floor is below sealed"}
-			}
-		}
-	}
 	name := "mur-" + randomID()
 	fail := func(err error) (*Session, error) {
 		s.Close()
@@ -90,6 +80,11 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 		}
 		s.cg = cg
 		s.report.Warnings = append(s.report.Warnings, cg.warnings...)
+		for i, m := range s.report.Mechanisms {
+			if m.Name == "cgroup scope" && m.Enforced {
+				s.report.Mechanisms[i].Detail = fmt.Sprintf("%s (limits written: %s)", m.Detail, strings.Join(cg.enforced, ", "))
+			}
+		}
 	}
 	if h.NetNS {
 		fd, ln, err := newNetns()
