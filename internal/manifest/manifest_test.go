@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -293,5 +294,20 @@ func TestMessagesQuoteSpec(t *testing.T) {
 		if !found {
 			t.Errorf("no message contains %q; got %v", tt.want, ds)
 		}
+	}
+}
+
+func TestConfigAliasBombRefused(t *testing.T) {
+	src := "name: c\nversion: \"1\"\nx: &a [1,1,1,1,1,1,1,1,1,1]\n"
+	prev := "a"
+	for i := 0; i < 9; i++ {
+		name := fmt.Sprintf("l%d", i)
+		src += fmt.Sprintf("%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n", name, name, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = name
+	}
+	src += "artifacts:\n  - name: a/t\n    version: \"1\"\n    config:\n      big: *" + prev + "\n"
+	_, ds := ParseCapsule("murmur.yaml", []byte(src))
+	if !ds.Has(diag.CapConfigShape) {
+		t.Fatalf("want E-CAP-010, got %v", ds)
 	}
 }

@@ -45,8 +45,15 @@ func (r *Raw) JSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// maxRawJSON bounds what a block may expand to: aliases can make a small
+// file expand exponentially, and no block is useful past this size.
+const maxRawJSON = 4 << 20
+
 func writeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 	n = resolve(n)
+	if b.Len() > maxRawJSON {
+		return fmt.Errorf("expands to more than %d bytes: %w", maxRawJSON, errNotJSON)
+	}
 	if depth > 100 {
 		return fmt.Errorf("nested deeper than 100 levels: %w", errNotJSON)
 	}
