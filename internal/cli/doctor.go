@@ -4,15 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/manifest"
 )
 
-func init() { register(newDoctorCmd) }
+func init() {
+	register(newDoctorCmd)
+	RegisterDoctorCheck(credentialsCheck)
+}
 
 // DoctorCheck is a check mur doctor runs without --static: installed
 // artifacts, credentials (set/unset by name only), host probes, model
@@ -80,6 +85,22 @@ Exit status 1 when any error is found.`,
 // writeDiagnostics prints one line per diagnostic, beginning with its
 // code: every diagnostic when all is set, else the errors alone. Other
 // commands that read a manifest use it so they refuse alike.
+// credentialsCheck resolves every gateway's ${NAME} by name only:
+// credentials.NAME in ~/.murmur/config.yaml, then the environment (W-SEC-027),
+// unset refusing as mur run would (E-MAN-003, or W-RUN-003 for an
+// alternate driver). No value is ever printed.
+func credentialsCheck(_ *Env, c *manifest.Capsule) diag.List {
+	look := manifest.CredentialLookup{Env: func(name string) bool { return os.Getenv(name) != "" }}
+	if creds, err := config.GlobalCredentials(); err == nil {
+		look.Config = func(name string) bool {
+			_, ok, err := creds.Credential(name)
+			return err == nil && ok
+		}
+	}
+	_, ds := manifest.CheckCredentials(c, look)
+	return ds
+}
+
 func writeDiagnostics(w io.Writer, ds diag.List, all bool) {
 	for _, d := range ds {
 		if all || d.Severity == diag.Error {
