@@ -53,7 +53,10 @@ type rlimit struct {
 // bind is one bind mount: Src onto Dst (Dst is inside the composed root
 // when sealed, else Src itself).
 type bind struct {
-	Src    string `json:"src"`
+	Src string `json:"src"`
+	// Dst is where Src appears, when not at its own path (the session's tmp
+	// folder at /tmp).
+	Dst    string `json:"dst,omitempty"`
 	RO     bool   `json:"ro,omitempty"`
 	NoExec bool   `json:"noexec,omitempty"`
 }
@@ -206,8 +209,11 @@ func applyMounts(m *mountSpec) error {
 	}
 	for _, b := range m.Binds {
 		dst := b.Src
+		if b.Dst != "" {
+			dst = b.Dst
+		}
 		if m.Root != "" {
-			dst = filepath.Join(m.Root, b.Src)
+			dst = filepath.Join(m.Root, dst)
 			if err := mkTarget(b.Src, dst); err != nil {
 				if errors.Is(err, os.ErrNotExist) {
 					continue

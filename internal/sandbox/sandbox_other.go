@@ -75,6 +75,9 @@ func (s *Session) watch(every time.Duration) {
 	}
 }
 
+// TmpMapped is false off Linux: /tmp is never remapped.
+func (s *Session) TmpMapped() bool { return false }
+
 // Report is the session's containment report: advisory, and why.
 func (s *Session) Report() Report { return s.report }
 

@@ -38,6 +38,8 @@ type Session struct {
 	proxy   *egressProxy
 	proxyLn net.Listener
 	rootDir string // empty host directory a sealed root is composed on
+	// tmpMapped says commands see the session's tmp folder at /tmp.
+	tmpMapped bool
 	rules   []landlockRule
 	mounts  *mountSpec
 
@@ -212,6 +214,10 @@ func (s *Session) plan(name string) error {
 			m.Binds = append(m.Binds, bind{Src: d, NoExec: !p.WorkdirExec})
 		}
 	}
+	s.tmpMapped = s.host.MountNS && !underTmp(p)
+	if s.tmpMapped {
+		m.Binds = append(m.Binds, bind{Src: p.Tmp, Dst: "/tmp", NoExec: !p.WorkdirExec})
+	}
 	for _, ro := range p.ReadOnly {
 		if !filepath.IsAbs(ro) {
 			ro = filepath.Join(p.Workdir, ro)
@@ -231,6 +237,29 @@ func (s *Session) plan(name string) error {
 		s.mounts = m
 	}
 	return nil
+}
+
+// TmpMapped says commands see the session's temporary folder at /tmp (the
+// spec's row 7 then sets TMPDIR=/tmp). It is false when the host has no
+// mount namespace, or when a granted path lies under /tmp, which the
+// mapping would hide.
+func (s *Session) TmpMapped() bool { return s.tmpMapped }
+
+// underTmp says whether any path the policy grants lies under /tmp.
+func underTmp(p Policy) bool {
+	paths := append([]string{p.Workdir, p.Home, p.Tmp}, p.ExecPaths...)
+	for _, d := range p.InterpreterRuntime {
+		paths = append(paths, d.Path)
+	}
+	for _, st := range p.StagedRuntime {
+		paths = append(paths, st.SourcePath)
+	}
+	for _, x := range paths {
+		if x == "/tmp" || strings.HasPrefix(filepath.Clean(x), "/tmp/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Report is the session's containment report, with what the cgroup scope

@@ -239,3 +239,46 @@ func TestLimitHitLines(t *testing.T) {
 		t.Fatalf("no limit, got %q", got)
 	}
 }
+
+func TestTmpMapped(t *testing.T) {
+	privileged(t)
+	for _, class := range []Class{Scoped, Sealed} {
+		t.Run(class.String(), func(t *testing.T) {
+			// Session folders outside /tmp, as the records directory is.
+			base, err := os.MkdirTemp("/var/tmp", "mur-tmpmap-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(base)
+			p := Policy{Workdir: filepath.Join(base, "work"), Home: filepath.Join(base, "home"), Tmp: filepath.Join(base, "tmp"), Floor: class}
+			for _, d := range []string{p.Workdir, p.Home, p.Tmp} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := NewSession(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if !s.TmpMapped() {
+				t.Fatal("tmp not mapped")
+			}
+			if out, err := run(t, s, p.Workdir, "echo x > /tmp/f && ls /tmp"); err != nil || out != "f\n" {
+				t.Fatalf("/tmp is not the session's tmp: %q %v", out, err)
+			}
+			if _, err := os.Stat(filepath.Join(p.Tmp, "f")); err != nil {
+				t.Fatalf("write to /tmp did not land in the session's tmp: %v", err)
+			}
+		})
+	}
+	p := testPolicy(t) // under /tmp: mapping would hide it
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.TmpMapped() {
+		t.Fatal("mapped /tmp over granted paths")
+	}
+}
