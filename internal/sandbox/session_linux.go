@@ -40,8 +40,8 @@ type Session struct {
 	rootDir string // empty host directory a sealed root is composed on
 	// tmpMapped says commands see the session's tmp folder at /tmp.
 	tmpMapped bool
-	rules   []landlockRule
-	mounts  *mountSpec
+	rules     []landlockRule
+	mounts    *mountSpec
 
 	mu       sync.Mutex
 	closed   bool
