@@ -4,7 +4,8 @@
 #                        loopback (push, pull, digest mismatch, tampered blob,
 #                        auth failure, registry down); needs
 #                        scripts/setup.d/30-registry.sh
-# make fuzz-artifacts    fuzz the .mur.zip unpacker, murmur.lock and config.yaml
+# make fuzz-artifacts    fuzz the .mur.zip unpacker, murmur.lock, names, skill
+#                        front matter and config.yaml
 #                        parsers (FUZZTIME each)
 # make bench-artifacts   install 20 artifacts from a store and from registries;
 #                        staging with everything pinned
@@ -19,6 +20,8 @@ test-registry:
 fuzz-artifacts:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpenExtract$$' -fuzztime $(FUZZTIME) ./internal/artifact/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseLock$$' -fuzztime $(FUZZTIME) ./internal/artifact/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime $(FUZZTIME) ./internal/artifact/
+	$(GO) test -run '^$$' -fuzz '^FuzzSkillFrontMatter$$' -fuzztime $(FUZZTIME) ./internal/artifact/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/config/
 
 bench-artifacts:

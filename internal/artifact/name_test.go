@@ -56,3 +56,21 @@ func TestScanWIT(t *testing.T) {
 		t.Fatalf("ScanWIT = %v", got)
 	}
 }
+
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{"ana/tool@1.0.0", "a/b@v1", "tool@1", "a/b/c@1", "a/b@../x", "A/b@1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRef(s)
+		if err != nil {
+			return
+		}
+		if r.String() != s {
+			t.Fatalf("ParseRef(%q).String() = %q", s, r.String())
+		}
+		if strings.ContainsAny(r.Version, "/\\") || r.Version == ".." || !ValidBareName(r.Scope) || !ValidBareName(r.Name) {
+			t.Fatalf("ParseRef(%q) accepted %+v", s, r)
+		}
+	})
+}
