@@ -3,11 +3,16 @@ package wasi
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -87,7 +92,10 @@ func (g *guest) call(t *testing.T, input string) (status, data string) {
 		cm.Field{Name: "data", Val: cm.Some(cm.String(input))},
 		cm.Field{Name: "log-path", Val: cm.None()},
 	)
-	v, err := g.run.Call(context.Background(), in)
+	// A guest stuck in poll or a loop fails the test instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := g.run.Call(ctx, in)
 	if err != nil {
 		t.Fatalf("run %s: %v", input, err)
 	}
@@ -187,5 +195,38 @@ func TestGuestJSEchoInstantiates(t *testing.T) {
 	st, data := g.call(t, "hello from js")
 	if st != "passed" || data != "hello from js" {
 		t.Fatalf("got %s %q", st, data)
+	}
+}
+
+func TestGuestJSFetchGoverned(t *testing.T) {
+	h := http.NewServeMux()
+	h.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hi "+r.Proto) })
+	h.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/hello", http.StatusFound) })
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	host := strings.TrimPrefix(srv.URL, "https://")
+	port := host[strings.LastIndex(host, ":")+1:]
+	a, _ := ParseAllow([]string{srv.URL})
+	g := loadGuest(t, "wasi-probe-js.wasm", Policy{Network: a, TLSRoots: roots})
+
+	tests := []struct {
+		name, url, status, data string
+	}{
+		{"allowed https", srv.URL + "/hello", "passed", "200 - hi HTTP/2.0"},
+		{"redirect returned", srv.URL + "/moved", "passed", "302 /hello"},
+		{"other name same port", "https://localhost:" + port + "/hello", "failed", ""},
+		{"plain http same host", "http://" + host + "/hello", "failed", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, data := g.call(t, tt.url)
+			if st != tt.status || !strings.Contains(data, tt.data) {
+				t.Fatalf("got %s %q, want %s containing %q", st, data, tt.status, tt.data)
+			}
+		})
 	}
 }
