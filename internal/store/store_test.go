@@ -246,3 +246,23 @@ func TestIndexRecordAndSearch(t *testing.T) {
 		t.Fatal("search")
 	}
 }
+
+func TestRegistryToken(t *testing.T) {
+	ctx := context.Background()
+	srv := registrytest.New()
+	defer srv.Close()
+	srv.RequireAuth(registrytest.Bearer, "ana", "s3cret")
+	srv.AllowToken("pat-123")
+	r, _ := NewRegistry("t", config.Registry{URL: srv.URL(), Token: "pat-123"})
+	b, m := pkg(t, "ana/tool", "1.0.0")
+	if _, err := r.Put(ctx, ref("ana/tool@1.0.0"), m, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Fetch(ctx, ref("ana/tool@1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := NewRegistry("t", config.Registry{URL: srv.URL(), Token: "pat-999"})
+	if _, err := bad.Fetch(ctx, ref("ana/tool@1.0.0")); !errors.Is(err, ErrAuth) {
+		t.Fatalf("bad token: %v", err)
+	}
+}
