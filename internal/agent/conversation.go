@@ -14,6 +14,8 @@ const perMessageTokens = 4
 // conversation is the logical message list of a task. Messages are never
 // edited once appended, so each one's token count and hash are computed
 // once: a turn's overhead does not grow with the conversation's length.
+// A count may run on another goroutine while the provider answers; the
+// conversation is not appended to until that count is joined.
 type conversation struct {
 	msgs   []Message
 	tokens []int64
@@ -24,30 +26,39 @@ type conversation struct {
 	anchorLen int
 }
 
-// add appends m, counting and hashing it once.
+// add appends m, hashing it once; its token count is taken lazily (see
+// count), so appending never waits for the tokenizer.
 func (c *conversation) add(m Message, rec trace.Recorder) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	n := int64(perMessageTokens)
-	for _, bl := range m.Content {
-		n += int64(tokens.Count(bl.Text))
-		if len(bl.Input) > 0 {
-			n += int64(tokens.CountBytes(bl.Input)) + int64(tokens.Count(bl.Name))
-		}
-	}
 	sha, err := rec.Hash(b)
 	c.msgs = append(c.msgs, m)
-	c.tokens = append(c.tokens, n)
 	c.shas = append(c.shas, sha)
 	return err
+}
+
+// count fills in the token count of every message not yet counted. Each
+// message is counted once: messages are never edited after append.
+func (c *conversation) count() {
+	for i := len(c.tokens); i < len(c.msgs); i++ {
+		n := int64(perMessageTokens)
+		for _, bl := range c.msgs[i].Content {
+			n += int64(tokens.Count(bl.Text))
+			if len(bl.Input) > 0 {
+				n += int64(tokens.CountBytes(bl.Input)) + int64(tokens.Count(bl.Name))
+			}
+		}
+		c.tokens = append(c.tokens, n)
+	}
 }
 
 // estimate is the input_tokens of a request carrying the whole
 // conversation: the runtime's count, anchored on the provider's last count
 // of the conversation when there is one.
 func (c *conversation) estimate(fixed int64) int64 {
+	c.count()
 	base, from := fixed, 0
 	if c.anchorLen > 0 {
 		base, from = c.anchor, c.anchorLen

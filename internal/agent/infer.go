@@ -36,10 +36,13 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		o := l.fail(t, causeInference, err.Error())
 		return Response{}, &o
 	}
-	input := t.conv.estimate(l.fixedTokens)
+	// With a spend ceiling in effect the request is measured before it is
+	// sent, and admitted by that number; with none, it is measured while
+	// the provider answers, so counting never delays the call.
+	inputFn := l.measureInput(t)
 	line := map[string]any{
 		"task_id": t.id, "turn": turnNo, "choice": l.Choice.Choice, "driver": l.Choice.Driver, "model": l.Model,
-		"max_tokens": l.Choice.OutputCap, "input_tokens": input, "messages": len(t.conv.msgs),
+		"max_tokens": l.Choice.OutputCap, "messages": len(t.conv.msgs),
 	}
 	if l.Choice.Budget > 0 {
 		line["input_budget"] = l.Choice.Budget
@@ -56,7 +59,8 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		line["message_shas"] = t.conv.shas
 	}
 
-	res, f, attempts, stopped, resErr := l.attempts(ctx, t, data, input, line)
+	res, f, attempts, stopped, resErr := l.attempts(ctx, t, data, inputFn, line)
+	line["input_tokens"] = inputFn()
 	if attempts > 1 {
 		line["attempts"] = attempts
 	}
@@ -138,6 +142,26 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	return resp, nil
 }
 
+// measureInput starts measuring t's next request and returns a function
+// that waits for the number. Under a spend ceiling the count is taken at
+// once, before anything is sent.
+func (l *Loop) measureInput(t *task) func() int64 {
+	if len(l.Ceilings) > 0 || l.latch != nil {
+		n := l.estimate(t)
+		return func() int64 { return n }
+	}
+	var n int64
+	done := make(chan struct{})
+	go func() {
+		n = l.estimate(t)
+		close(done)
+	}()
+	return func() int64 {
+		<-done
+		return n
+	}
+}
+
 // suffix is the failure reason's attempts-and-stop ending.
 func suffix(attempts int, stopped string) string {
 	switch {
@@ -183,9 +207,12 @@ type success struct {
 // attempts runs the call, retrying transient failures. It returns the
 // success, or the final failure with the attempt count and retry stop, or
 // an error for a spend refusal or a cancelled wait.
-func (l *Loop) attempts(ctx context.Context, t *task, data []byte, input int64, line map[string]any) (*success, *failure, int, string, error) {
-	need := input + l.Choice.OutputCap
+func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func() int64, line map[string]any) (*success, *failure, int, string, error) {
 	for attempt := 0; ; attempt++ {
+		need := l.Choice.OutputCap
+		if len(l.Ceilings) > 0 || l.latch != nil {
+			need += inputFn()
+		}
 		var res spend.Reservation
 		if l.latch != nil {
 			r := *l.latch
@@ -207,7 +234,7 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, input int64, 
 			if perr != nil {
 				derr = perr
 			} else {
-				s := measure(out, resp, input)
+				s := measure(out, resp, inputFn())
 				s.dur = dur
 				if res != nil {
 					res.Settle(s.chargedIn + s.chargedOut)
@@ -220,7 +247,7 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, input int64, 
 		// Charges: a retried attempt that failed on a provider status or
 		// a broken connection costs nothing; anything else is charged what
 		// any failed call is (the provider's report, else the input).
-		charge := failedCharge(out, input)
+		charge := failedCharge(out, inputFn())
 		if retry && f.brokeOrStatus {
 			charge = 0
 		}

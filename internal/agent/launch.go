@@ -16,6 +16,7 @@ import (
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/spend"
+	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
 )
 
@@ -106,6 +107,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	if now == nil {
 		now = time.Now
 	}
+	go tokens.Warm()
 	cfg := o.Config
 	if o.Driver == nil {
 		return ExitCodeRefused, errors.New("launch: no driver to serve inference")

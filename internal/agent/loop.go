@@ -113,6 +113,7 @@ type Loop struct {
 	latch       *spend.Refusal
 	cont        continuation
 	fixedTokens int64
+	fixedDone   bool
 	toolsJSON   json.RawMessage
 	systemSHA   string
 	toolsSHA    string
@@ -171,7 +172,6 @@ func (l *Loop) prepare() error {
 		return fmt.Errorf("tool array: %w", err)
 	}
 	l.toolsJSON = b
-	l.fixedTokens = int64(tokens.CountBytes(b)) + int64(tokens.Count(l.Prompt.Text))
 	if l.toolsSHA, err = l.Recorder.Hash(b); err != nil {
 		return err
 	}
@@ -182,6 +182,15 @@ func (l *Loop) prepare() error {
 	}
 	l.prepared = true
 	return nil
+}
+
+// estimate is the runtime's input_tokens for t's next request.
+func (l *Loop) estimate(t *task) int64 {
+	if !l.fixedDone {
+		l.fixedTokens = int64(tokens.CountBytes(l.toolsJSON)) + int64(tokens.Count(l.Prompt.Text))
+		l.fixedDone = true
+	}
+	return t.conv.estimate(l.fixedTokens)
 }
 
 // task is one running task's state.

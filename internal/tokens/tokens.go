@@ -50,3 +50,8 @@ func CountBytes(b []byte) int {
 	}
 	return Count(string(b))
 }
+
+// Warm loads the vocabulary now. A launcher calls it on its own goroutine
+// at start, so the load (about a tenth of a second) overlaps the session's
+// setup instead of delaying its first count.
+func Warm() { load() }

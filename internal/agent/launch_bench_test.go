@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// launchOnce runs one Launch whose driver answers at once and returns the
+// time from the Launch call to the driver's first request: the runtime's
+// own launch cost (session directories, trace, prompt, MURMUR.md, the
+// first request), without component instantiation.
+func launchOnce(tb testing.TB, home, proj string, ceiling int64) time.Duration {
+	var first time.Duration
+	start := time.Now()
+	drv := DriverFunc(func(context.Context, []byte) (Result, error) {
+		if first == 0 {
+			first = time.Since(start)
+		}
+		return passed(`{"text":"ok","stop_reason":"end_turn"}`, MetaInputTokens, "10", MetaOutputTokens, "1"), nil
+	})
+	code, err := Launch(context.Background(), Options{
+		Config:      Config{Model: "m", DriverName: "d", ModelTable: map[string]ModelLimits{"m": {MaxOutputTokens: 1000, ContextWindow: 100000}}, Prompt: PromptSources{Inline: "You are careful."}, MaxSessionTokens: ceiling},
+		ManifestDir: proj, MurmurHome: home, Task: "Say ok.", Driver: drv,
+		Tools: []Tool{NewSkill("style", "House style.", "# Style")},
+	})
+	if err != nil || code != 0 {
+		tb.Fatalf("launch: %d %v", code, err)
+	}
+	return first
+}
+
+// BenchmarkLaunchToFirstRequest: warm process (tokenizer loaded).
+func BenchmarkLaunchToFirstRequest(b *testing.B) {
+	home, proj := b.TempDir(), b.TempDir()
+	launchOnce(b, home, proj, 0)
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		total += launchOnce(b, home, proj, 0)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/first-request")
+}
+
+// BenchmarkLaunchToFirstRequestCold re-executes the test binary so each
+// launch is a fresh process with nothing loaded, as mur run is.
+func BenchmarkLaunchToFirstRequestCold(b *testing.B) {
+	b.Run("no-ceiling", func(b *testing.B) { coldLaunches(b, "") })
+	// A spend ceiling measures the request before sending it, so the
+	// first request waits for the tokenizer's vocabulary to load.
+	b.Run("ceiling", func(b *testing.B) { coldLaunches(b, "1000000") })
+}
+
+func coldLaunches(b *testing.B, ceiling string) {
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestLaunchColdChild$")
+		cmd.Env = append(os.Environ(), "MUR_LAUNCH_COLD="+b.TempDir(), "MUR_LAUNCH_CEILING="+ceiling)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		_, after, _ := strings.Cut(string(out), "first_request_us=")
+		us, _ := strconv.Atoi(strings.Fields(after)[0])
+		total += time.Duration(us) * time.Microsecond
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/first-request")
+}
+
+// TestLaunchColdChild is the cold benchmark's child; it does nothing in a
+// normal test run.
+func TestLaunchColdChild(t *testing.T) {
+	dir := os.Getenv("MUR_LAUNCH_COLD")
+	if dir == "" {
+		t.Skip("the cold-launch benchmark's child")
+	}
+	ceiling, _ := strconv.ParseInt(os.Getenv("MUR_LAUNCH_CEILING"), 10, 64)
+	d := launchOnce(t, dir+"/home", dir+"/proj", ceiling)
+	fmt.Printf("first_request_us=%d\n", d.Microseconds())
+}
