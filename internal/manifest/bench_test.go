@@ -14,11 +14,15 @@ func BenchmarkParseSupportedShape(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
+	start := processCPU()
 	for b.Loop() {
 		c, ds := ParseCapsule("murmur.yaml", data)
 		if c == nil || ds.HasErrors() {
 			b.Fatal(ds)
 		}
+	}
+	if cpu := processCPU() - start; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 

@@ -20,7 +20,7 @@ type decoder struct {
 }
 
 func newDecoder(file string) *decoder {
-	return &decoder{file: file, pos: map[string]diag.Pos{}}
+	return &decoder{file: file, pos: make(map[string]diag.Pos, 128)}
 }
 
 func (d *decoder) at(n *yaml.Node) diag.Pos {

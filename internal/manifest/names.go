@@ -91,14 +91,33 @@ func (e NetEntry) Covers(d NetEntry) bool {
 	return true
 }
 
-var hostRE = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+// validLabels reports a DNS name: dot-separated labels of letters, digits
+// and inner hyphens, 1–63 characters each. Hand-written because it runs for
+// every allow entry and a regexp is several times slower.
+func validLabels(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(h, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 func validHost(h string) bool {
 	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
 		ip := net.ParseIP(h[1 : len(h)-1])
 		return ip != nil && ip.To4() == nil
 	}
-	return net.ParseIP(h) != nil || (len(h) <= 253 && hostRE.MatchString(h))
+	return net.ParseIP(h) != nil || validLabels(h)
 }
 
 // ParseNetEntry parses one network allow entry: https://host[:port],
