@@ -1,0 +1,115 @@
+package infer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/murmur/mur/sdk/go/tool"
+)
+
+// maxBody bounds a non-streamed provider answer read into memory; a
+// completion capped at max_tokens is far smaller.
+const maxBody = 32 << 20
+
+// readAll reads a whole body up to maxBody.
+func readAll(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err != nil {
+		return b, err
+	}
+	if len(b) > maxBody {
+		return nil, fmt.Errorf("%w: the answer is over %d bytes", errMalformed, maxBody)
+	}
+	return b, nil
+}
+
+// httpFailure turns a non-2xx answer into a failed result: the summary is
+// the provider's own error text alone, and the metadata carries the
+// status, the retry headers verbatim and the driver's transient verdict.
+func httpFailure(p Provider, resp *http.Response) tool.Result {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	status := resp.StatusCode
+	transient := transientStatus(status) || p.Transient(status, body)
+	r := tool.Failed(errorMessage(body, resp.Status)).With(metaHTTPStatus, strconv.Itoa(status))
+	if status == http.StatusUnauthorized {
+		r = r.With(metaFailure, failureCredential)
+	}
+	r = r.With(metaTransient, strconv.FormatBool(transient))
+	for _, h := range []string{metaRetryAfterMs, metaRetryAfter} {
+		if v := resp.Header.Get(h); v != "" {
+			r = r.With(h, v)
+		}
+	}
+	return r
+}
+
+// transientStatus is the spec's rule: 408, 429 and 5xx except 501 and 505.
+func transientStatus(status int) bool {
+	switch {
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
+		return true
+	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return status >= 500 && status <= 599
+}
+
+// errorMessage is error.message of a provider error body (both Anthropic
+// and OpenAI nest it so), else the body's first 200 bytes, else the
+// status line.
+func errorMessage(body []byte, status string) string {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && len(e.Error) > 0 {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+			return obj.Message
+		}
+		// Some compatible servers (Ollama's older builds) send a string.
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil && s != "" {
+			return s
+		}
+	}
+	text := strings.TrimSpace(string(body))
+	if len(text) > 200 {
+		text = text[:200]
+	}
+	if text == "" {
+		return "provider answered " + status
+	}
+	return text
+}
+
+// connFailure sorts a transport error by the wasi:http error-code (or the
+// Go error on the host): a request that never reached the provider is
+// connection_failed, one that broke after it was sent connection_broken.
+func connFailure(name string, err error) tool.Result {
+	kind := failureConnectionBroken
+	text := err.Error()
+	for _, c := range neverSent {
+		if strings.Contains(text, c) {
+			kind = failureConnection
+			break
+		}
+	}
+	return tool.Failed(fmt.Sprintf("%s: calling the provider: %v", name, err)).With(metaFailure, kind)
+}
+
+// neverSent are the error texts of a request that did not reach the
+// provider: wasi:http error-code names in the guest, Go's dial errors on
+// the host.
+var neverSent = []string{
+	"DNS-timeout", "DNS-error", "destination-not-found", "destination-unavailable",
+	"destination-IP-prohibited", "destination-IP-unroutable", "connection-refused",
+	"TLS-protocol-error", "TLS-certificate-error", "TLS-alert-received",
+	"HTTP-request-denied", "configuration-error",
+	"connection refused", "no such host", "dial tcp",
+}

@@ -1,0 +1,322 @@
+// Package infer is the shared body of the inference driver components
+// murmur/driver-anthropic and murmur/driver-openai: it reads the runtime's
+// request (docs/inference-format.md), translates it to the provider's wire
+// shape, calls the provider through the credential gateway, streams text
+// deltas to the host as they arrive, and answers with the contract's
+// response or a failure whose metadata lets the runtime classify it.
+//
+// The package is plain Go over net/http so it is tested on the host
+// against loopback servers; the components' main packages only wire it to
+// wasi:http and murmur:text/chunks.
+package infer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/murmur/mur/sdk/go/tool"
+)
+
+// Format is the only request format a driver accepts.
+const Format = "murmur.inference/v1"
+
+// Stop reasons of the contract.
+const (
+	stopEndTurn      = "end_turn"
+	stopToolUse      = "tool_use"
+	stopMaxTokens    = "max_tokens"
+	stopStopSequence = "stop_sequence"
+	stopRefusal      = "refusal"
+)
+
+// Result metadata keys (docs/inference-format.md).
+const (
+	metaInputTokens      = "input_tokens"
+	metaOutputTokens     = "output_tokens"
+	metaCachedTokens     = "cached_tokens"
+	metaCacheWriteTokens = "cache_write_tokens"
+	metaTransient        = "transient"
+	metaHTTPStatus       = "http_status"
+	metaRetryAfterMs     = "retry-after-ms"
+	metaRetryAfter       = "retry-after"
+	metaFailure          = "failure"
+)
+
+// Failure kinds.
+const (
+	failureCredential       = "credential_rejected"
+	failureConnectionBroken = "connection_broken"
+	failureConnection       = "connection_failed"
+)
+
+// Request is the runtime's request as a driver reads it.
+type Request struct {
+	Format         string          `json:"format"`
+	Model          string          `json:"model"`
+	System         string          `json:"system"`
+	Messages       []Message       `json:"messages"`
+	Tools          []ToolDef       `json:"tools"`
+	MaxTokens      int64           `json:"max_tokens"`
+	Config         json.RawMessage `json:"config"`
+	ContinuationID string          `json:"continuation_id"`
+	ContextID      string          `json:"context_id"`
+}
+
+// Message is one conversation message.
+type Message struct {
+	Role    string  `json:"role"`
+	Content []Block `json:"content"`
+}
+
+// Block is one content block: text, tool_use or tool_result.
+type Block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+// ToolDef is one tool offered to the model.
+type ToolDef struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	ProviderTool json.RawMessage `json:"provider_tool,omitempty"`
+}
+
+// Response is the contract's answer.
+type Response struct {
+	Text       string     `json:"text"`
+	ToolCalls  []ToolCall `json:"tool_calls"`
+	StopReason string     `json:"stop_reason"`
+}
+
+// ToolCall is one tool call the model made.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Config is inference.driver.config as both drivers read it. Keys a
+// driver does not know are ignored: the block is the operator's, and the
+// runtime reads some of its own from it.
+type Config struct {
+	// Stream asks the provider for server-sent events (default true);
+	// false suits a compatible server without streaming.
+	Stream *bool `json:"stream"`
+	// Continuation opts in to spec 000's stateful continuation (default
+	// false): the driver keeps the conversation in its instance and the
+	// runtime sends only what was appended.
+	Continuation  bool     `json:"continuation"`
+	Temperature   *float64 `json:"temperature"`
+	TopP          *float64 `json:"top_p"`
+	StopSequences []string `json:"stop_sequences"`
+	// MaxTokensField names the OpenAI request field the output cap goes
+	// in: max_completion_tokens (default) or max_tokens for servers that
+	// predate it.
+	MaxTokensField string `json:"max_tokens_field"`
+}
+
+func (c Config) stream() bool { return c.Stream == nil || *c.Stream }
+
+// Env is what a driver call is given by its component.
+type Env struct {
+	// Endpoint is the gateway address (MURMUR_INFERENCE_ENDPOINT, else
+	// MURMUR_GATEWAY_ENDPOINT), without a trailing slash.
+	Endpoint string
+	// Model is MURMUR_INFERENCE_MODEL, used when the request names none.
+	Model string
+	// ArtifactConfig is MURMUR_ARTIFACT_CONFIG: the driver's own entry's
+	// config block as compact JSON; "" when absent.
+	ArtifactConfig string
+	Client         *http.Client
+	// Emit hands a text delta to murmur:text/chunks; nil drops deltas.
+	Emit func(string) error
+}
+
+// EnvFrom builds an Env from a getenv function.
+func EnvFrom(getenv func(string) string, client *http.Client, emit func(string) error) Env {
+	ep := getenv("MURMUR_INFERENCE_ENDPOINT")
+	if ep == "" {
+		ep = getenv("MURMUR_GATEWAY_ENDPOINT")
+	}
+	return Env{
+		Endpoint:       strings.TrimRight(ep, "/"),
+		Model:          getenv("MURMUR_INFERENCE_MODEL"),
+		ArtifactConfig: getenv("MURMUR_ARTIFACT_CONFIG"),
+		Client:         client,
+		Emit:           emit,
+	}
+}
+
+// Provider is one wire shape: how a request is sent and its answer read.
+type Provider interface {
+	// Name is the driver's name, for messages.
+	Name() string
+	// NewRequest builds the provider HTTP request for req.
+	NewRequest(ctx context.Context, env Env, req Request, cfg Config, stream bool) (*http.Request, error)
+	// Decode reads a complete (non-streamed) 2xx body.
+	Decode(body []byte) (Response, [][2]string, error)
+	// DecodeStream reads an event stream, handing each text delta to
+	// emit as it arrives.
+	DecodeStream(body io.Reader, emit func(string)) (Response, [][2]string, error)
+	// Transient reports whether an error body with this status is worth
+	// retrying beyond what the status says (Anthropic's overloaded_error).
+	Transient(status int, body []byte) bool
+}
+
+// errMalformed marks a provider answer the driver cannot read.
+var errMalformed = errors.New("malformed provider response")
+
+// errStreamBroken marks an event stream that ended before its last event.
+var errStreamBroken = errors.New("the provider's event stream broke before it finished")
+
+// streamError is an error event inside a 200 stream (Anthropic's
+// overloaded_error, an OpenAI-compatible server's error chunk).
+type streamError struct {
+	kind      string
+	msg       string
+	transient bool
+}
+
+func (e *streamError) Error() string {
+	if e.kind == "" {
+		return e.msg
+	}
+	return e.kind + ": " + e.msg
+}
+
+// Serve answers one driver call: the request in in's data, the answer as
+// the tool-result.
+func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in tool.Input) tool.Result {
+	var req Request
+	if err := json.Unmarshal([]byte(in.Text()), &req); err != nil {
+		return failed(fmt.Sprintf("%s: the inference request is not JSON: %v", p.Name(), err), false)
+	}
+	if req.Format != Format {
+		return failed(fmt.Sprintf("%s: unsupported inference format %q; this driver speaks %s", p.Name(), req.Format, Format), false)
+	}
+	var cfg Config
+	if len(req.Config) > 0 && string(req.Config) != "null" {
+		if err := json.Unmarshal(req.Config, &cfg); err != nil {
+			return failed(fmt.Sprintf("%s: inference.driver.config: %v", p.Name(), err), false)
+		}
+	}
+	if req.Model == "" {
+		req.Model = env.Model
+	}
+	if env.Endpoint == "" {
+		return failed(p.Name()+": MURMUR_INFERENCE_ENDPOINT is not set: declare a gateway: block on the driver's artifacts: entry", false)
+	}
+	if env.Client == nil {
+		env.Client = http.DefaultClient
+	}
+
+	// With continuation, the runtime sends only what was appended since
+	// the id this instance handed out; the instance holds the rest.
+	full := req.Messages
+	if req.ContinuationID != "" {
+		prev, ok := conv.Get(req.ContinuationID, req.ContextID)
+		if !ok {
+			return failed(fmt.Sprintf("%s: continuation_id %q is not held by this driver instance; resend the full conversation", p.Name(), req.ContinuationID), false)
+		}
+		full = append(append([]Message(nil), prev...), req.Messages...)
+	}
+	req.Messages = full
+
+	stream := cfg.stream()
+	hreq, err := p.NewRequest(ctx, env, req, cfg, stream)
+	if err != nil {
+		return failed(fmt.Sprintf("%s: building the provider request: %v", p.Name(), err), false)
+	}
+	resp, err := env.Client.Do(hreq)
+	if err != nil {
+		return connFailure(p.Name(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return httpFailure(p, resp)
+	}
+
+	var out Response
+	var meta [][2]string
+	if stream && isEventStream(resp.Header.Get("Content-Type")) {
+		out, meta, err = p.DecodeStream(resp.Body, func(s string) {
+			if env.Emit != nil && s != "" {
+				// A closed stream only means nobody follows the call; the
+				// turn still completes.
+				_ = env.Emit(s)
+			}
+		})
+	} else {
+		var body []byte
+		body, err = readAll(resp.Body)
+		if err != nil {
+			return withMeta(failed(fmt.Sprintf("%s: reading the provider's response: %v", p.Name(), err), true), metaFailure, failureConnectionBroken)
+		}
+		out, meta, err = p.Decode(body)
+		if err == nil && env.Emit != nil && out.Text != "" {
+			_ = env.Emit(out.Text)
+		}
+	}
+	if err != nil {
+		var se *streamError
+		switch {
+		case errors.As(err, &se):
+			return failed(p.Name()+": "+se.Error(), se.transient)
+		case errors.Is(err, errMalformed):
+			return failed(fmt.Sprintf("%s: %v", p.Name(), err), false)
+		default:
+			// The provider answered 200 and the stream then broke: only
+			// the driver can tell, so it says transient itself.
+			return withMeta(failed(fmt.Sprintf("%s: %v", p.Name(), err), true), metaFailure, failureConnectionBroken)
+		}
+	}
+	if out.ToolCalls == nil {
+		out.ToolCalls = []ToolCall{}
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return failed(fmt.Sprintf("%s: encoding the response: %v", p.Name(), err), false)
+	}
+	r := tool.Passed(string(data))
+	if cfg.Continuation {
+		id := conv.Put(req.ContextID, append(full, assistantMessage(out)))
+		r = r.With(tool.MetaContinuationID, id)
+	}
+	for _, kv := range meta {
+		r = r.With(kv[0], kv[1])
+	}
+	return r
+}
+
+// assistantMessage is the model's answer as the next turn's history holds it.
+func assistantMessage(r Response) Message {
+	m := Message{Role: "assistant"}
+	if r.Text != "" {
+		m.Content = append(m.Content, Block{Type: "text", Text: r.Text})
+	}
+	for _, c := range r.ToolCalls {
+		m.Content = append(m.Content, Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: c.Input})
+	}
+	return m
+}
+
+func isEventStream(ct string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
+}
+
+func failed(msg string, transient bool) tool.Result {
+	return tool.Failed(msg).With(metaTransient, fmt.Sprint(transient))
+}
+
+func withMeta(r tool.Result, k, v string) tool.Result { return r.With(k, v) }
