@@ -22,14 +22,24 @@ import (
 func goRelease(h C.uintptr_t) { cgo.Handle(h).Delete() }
 
 //export goEpochDeadline
-func goEpochDeadline(_ *C.wasmtime_context_t, h C.uintptr_t, delta *C.uint64_t) *C.wasmtime_error_t {
+func goEpochDeadline(_ *C.wasmtime_context_t, h C.uintptr_t, delta *C.uint64_t) (cerr *C.wasmtime_error_t) {
+	defer func() {
+		// A panic must not unwind through wasmtime's frames: stop the guest.
+		if r := recover(); r != nil {
+			cerr = newCError(fmt.Sprintf("epoch callback panicked: %v", r))
+		}
+	}()
 	st := cgo.Handle(h).Value().(*storeState)
+	ctx := st.callCtx
+	if ctx == nil { // wasm running outside enter/leave: only the deadline applies
+		ctx = context.Background()
+	}
 	deadlinePassed := !st.deadline.IsZero() && !time.Now().Before(st.deadline)
-	if err := st.callCtx.Err(); deadlinePassed || err == context.DeadlineExceeded {
+	if deadlinePassed || ctx.Err() == context.DeadlineExceeded {
 		st.interrupt = ErrDeadline
 		return newCError(ErrDeadline.Error())
 	}
-	if err := st.callCtx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		st.interrupt = ErrCanceled
 		return newCError("call canceled: " + err.Error())
 	}

@@ -163,7 +163,7 @@ func (st *storeState) callError(e *C.wasmtime_error_t) error {
 	switch {
 	case st.interrupt != nil:
 		te.Kind = st.interrupt
-		if st.interrupt == ErrCanceled || st.callCtx.Err() != nil {
+		if st.callCtx != nil && st.callCtx.Err() != nil {
 			te.Cause = st.callCtx.Err()
 		}
 	case st.hostErr != nil:
