@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -232,5 +233,24 @@ func TestUnknownToolIsAFailedResult(t *testing.T) {
 	r.wantCode(0)
 	if !strings.Contains(requestText(r.srv.Requests()[1]), "rm_rf: no such tool") {
 		t.Fatal("model not told the tool does not exist")
+	}
+}
+
+// Other producers record into the session's one stream: what they emit is
+// in trace.jsonl, and what OnEnd emits precedes session_end.
+func TestOnEventsAndOnEnd(t *testing.T) {
+	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
+	var sink event.Sink
+	r.opts.OnEvents = func(_ session.Dirs, s event.Sink) { sink = s }
+	r.opts.OnEnd = func() { sink.Emit(event.Event{Type: "shell_abandoned", Fields: map[string]any{"work_id": "wrk_1"}}) }
+	r.launch()
+	r.wantCode(0)
+	all := r.lines("")
+	if len(all) < 2 || all[len(all)-2].Event != "shell_abandoned" || all[len(all)-1].Event != "session_end" {
+		var names []string
+		for _, l := range all {
+			names = append(names, l.Event)
+		}
+		t.Fatalf("events %v", names)
 	}
 }
