@@ -1,45 +1,52 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
-	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/launch"
 )
 
 func init() { register(newRunCmd) }
 
-// errNoLaunch is returned by mur run without --explain-scope: this build
-// cannot launch a capsule yet.
-var errNoLaunch = errors.New("launching a capsule is not available in this build; mur run --explain-scope shows what a launch would grant")
-
 func newRunCmd(env *Env) *cobra.Command {
 	var (
-		path    string
-		explain bool
-		asJSON  bool
+		f            launch.Flags
+		explain      bool
+		asJSON       bool
+		systemPrompt string
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run a capsule (this build: --explain-scope only)",
-		Args:  cobra.NoArgs,
+		Short: "Run a capsule: its agent calls the model through its driver and runs the tools it asks for",
+		Long: `Run launches the capsule described by murmur.yaml (or --manifest). The
+task comes from --task, or task.md / input.txt in the work folder. The
+model's text streams to stdout; the answer is written to out/result.txt in
+the session's records directory, and the last line on stderr is the
+session's status.
+
+Exit status: 0 ok, 1 the task ended other than ok, 2 the launch was
+refused before any session existed, 130 canceled.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if explain {
-				return explainScope(env, path, asJSON)
+				return explainScope(env, f.Manifest, asJSON)
 			}
-			// An invalid manifest is refused with its diagnostics first,
-			// as every command that reads one does.
-			c, ds := manifest.LoadCapsule(path)
-			if c == nil || ds.HasErrors() {
-				writeDiagnostics(env.Stderr, ds, true)
-				return &ExitError{Code: 1, Silent: true}
+			if cmd.Flags().Changed("system-prompt") {
+				f.SystemPrompt = &systemPrompt
 			}
-			return &ExitError{Code: 2, Err: errNoLaunch}
+			if code := launch.Run(env.Ctx, f, env.Stdout, env.Stderr); code != 0 {
+				return &ExitError{Code: code, Silent: true}
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest")
-	cmd.Flags().BoolVar(&explain, "explain-scope", false, "print the effective grants and exit, without launching")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "with --explain-scope, print JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&f.Manifest, "manifest", "murmur.yaml", "capsule manifest")
+	fl.BoolVar(&explain, "explain-scope", false, "print the effective grants and exit, without launching")
+	fl.BoolVar(&asJSON, "json", false, "with --explain-scope, print JSON")
+	fl.StringVar(&f.Task, "task", "", "the launch's task (default: task.md or input.txt in the work folder)")
+	fl.StringVar(&f.Workdir, "workdir", "", "work folder (default: <manifest-dir>/workdir/<session-id>)")
+	fl.DurationVar(&f.Deadline, "deadline", 0, "end the session after this long (e.g. 10m); the agent is told before")
+	fl.StringVar(&systemPrompt, "system-prompt", "", "replace the manifest's system prompt for this launch")
 	return cmd
 }

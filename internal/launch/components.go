@@ -1,0 +1,237 @@
+package launch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/agent/wasmtool"
+	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/gateway"
+	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/store"
+	"github.com/murmur/mur/internal/wasi"
+	"github.com/murmur/mur/internal/wasm/cm"
+	"go.yaml.in/yaml/v3"
+)
+
+// grant is what one component may reach, fixed at launch; the work folder
+// is filled in once the session exists.
+type grant struct {
+	name    string
+	scope   string   // filesystem scope relative to the work folder
+	network []string // effective network.allow after narrowing
+	env     [][2]string
+	gateway *gateway.Gateway
+	limits  cm.Limits
+}
+
+// lazyComponent instantiates a component on its first call, once the
+// session's work folder exists, and serves every later call from the same
+// instance. Calls are serialised: a component instance is single-threaded.
+type lazyComponent struct {
+	rt    *component.Runtime
+	wasm  string // host path of the component binary
+	g     grant
+	host  func() *component.Host
+	dirs  *sessionDirs
+	mu    sync.Mutex
+	tool  *component.Tool
+	inst  *component.Instance
+	err   error
+	comp  *cm.Component
+	ready bool
+}
+
+// sessionDirs is set once the session exists.
+type sessionDirs struct {
+	mu       sync.Mutex
+	workdir  string
+	readOnly []string
+}
+
+func (d *sessionDirs) get() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.workdir
+}
+
+func (l *lazyComponent) Run(ctx context.Context, in component.ToolInput) (component.ToolResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ready {
+		l.tool, l.err = l.instantiate(ctx)
+		l.ready = true
+	}
+	if l.err != nil {
+		return component.ToolResult{}, l.err
+	}
+	l.inst.SetHost(l.host())
+	return l.tool.Run(ctx, in)
+}
+
+func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error) {
+	b, err := os.ReadFile(l.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+	}
+	c, err := l.rt.Compile(b)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+	}
+	l.comp = c
+	pol := wasi.Policy{Workdir: l.dirs.get(), Scope: l.g.scope, ReadOnly: l.dirs.readOnly, Env: l.g.env,
+		Args: []string{path.Base(l.g.name)}, Stderr: io.Discard, HTTPHook: httpHook(l.g.gateway)}
+	if len(l.g.network) > 0 {
+		a, err := wasi.ParseAllow(l.g.network)
+		if err != nil {
+			return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+		}
+		pol.Network = a
+	}
+	inst, err := l.rt.Instantiate(ctx, c, component.Options{Name: l.g.name, Policy: pol, Limits: l.g.limits})
+	if err != nil {
+		return nil, err
+	}
+	t, err := inst.Tool()
+	if err != nil {
+		inst.Close()
+		return nil, err
+	}
+	l.inst = inst
+	return t, nil
+}
+
+// Close drops the instance, if one was made.
+func (l *lazyComponent) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inst != nil {
+		l.inst.Close()
+	}
+}
+
+// componentFile finds the component binary among a resolved artifact's
+// files: the first .wasm its requires_files lists.
+func componentFile(r *store.Resolved, own *manifest.Artifact) (string, error) {
+	prefix := "tools/" + bareName(r.Name) + "/"
+	if own != nil {
+		for _, f := range own.RequiresFiles {
+			if strings.HasSuffix(f, ".wasm") {
+				if host, ok := r.Files[prefix+f]; ok {
+					return host, nil
+				}
+			}
+		}
+	}
+	var names []string
+	for rel := range r.Files {
+		if strings.HasSuffix(rel, ".wasm") {
+			names = append(names, rel)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "", fmt.Errorf("artifact %q has no component (.wasm) among its files; rebuild it with requires_files naming its .wasm", r.Name)
+	}
+	return r.Files[names[0]], nil
+}
+
+func bareName(full string) string {
+	if i := strings.LastIndex(full, "/"); i >= 0 {
+		return full[i+1:]
+	}
+	return full
+}
+
+// grantFor computes an artifact's own grant from the explained scope.
+func grantFor(c *manifest.Capsule, scope manifest.Scope, name string, gw *gateway.Gateway, inference bool, hostEnv func(string) string) grant {
+	g := grant{name: name, gateway: gw, network: scope.NetworkAllow, scope: "."}
+	for _, v := range scope.Artifacts {
+		if v.Name != name {
+			continue
+		}
+		if !v.Inherits {
+			g.network = v.Network
+		}
+		if v.Scope != "" {
+			g.scope = v.Scope
+		}
+	}
+	if fs := c.Capabilities; fs != nil && fs.Filesystem != nil && fs.Filesystem.Scope != nil && g.scope == "." {
+		g.scope = *fs.Filesystem.Scope
+	}
+	if gw != nil {
+		env := gw.Env(inference)
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			g.env = append(g.env, [2]string{k, env[k]})
+		}
+	}
+	for _, e := range c.Artifacts {
+		if e.Name == name && e.Config != nil {
+			// Staging has refused a config that cannot travel as JSON (E-CAP-010).
+			if b, err := e.Config.JSON(); err == nil {
+				g.env = append(g.env, [2]string{"MURMUR_ARTIFACT_CONFIG", string(b)})
+			}
+		}
+	}
+	if caps := c.Capabilities; caps != nil && caps.Env != nil {
+		for _, k := range caps.Env.Allow {
+			if v := hostEnv(k); v != "" {
+				g.env = append(g.env, [2]string{k, v})
+			}
+		}
+	}
+	if caps := c.Capabilities; caps != nil && caps.Limits != nil {
+		l := caps.Limits
+		g.limits = cm.Limits{MemoryBytes: deref(l.MemoryBytes), TableElements: deref(l.TableElements), Instances: deref(l.Instances),
+			Deadline: time.Duration(deref(l.DeadlineSeconds)) * time.Second}
+	}
+	return g
+}
+
+// toolDef is what the model sees of a WASM tool: its bare name, the first
+// paragraph of its description, and its input schema.
+func toolDef(name string, own *manifest.Artifact) (agent.ToolDef, error) {
+	d := agent.ToolDef{Name: bareName(name), InputSchema: json.RawMessage(`{"type":"object","properties":{}}`), Kind: agent.KindTool}
+	if own == nil {
+		return d, nil
+	}
+	d.Description = strings.TrimSpace(own.Description)
+	if own.InputSchema != nil {
+		b, err := schemaJSON(own.InputSchema)
+		if err != nil {
+			return d, fmt.Errorf("artifact %q input_schema: %w", name, err)
+		}
+		d.InputSchema = b
+	}
+	return d, nil
+}
+
+// schemaJSON accepts input_schema written as a mapping or as a string
+// holding JSON.
+func schemaJSON(r *manifest.Raw) (json.RawMessage, error) {
+	if n := r.Node(); n != nil && n.Kind == yaml.ScalarNode {
+		if !json.Valid([]byte(n.Value)) {
+			return nil, fmt.Errorf("is a string that is not JSON")
+		}
+		return json.RawMessage(n.Value), nil
+	}
+	b, err := r.JSON()
+	return json.RawMessage(b), err
+}
+
+var _ wasmtool.Runner = (*lazyComponent)(nil)

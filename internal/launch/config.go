@@ -1,0 +1,105 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/trace"
+)
+
+// agentConfig maps the capsule manifest (defaults applied) and the
+// driver's own models: table onto what the loop reads.
+func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, alternates []agent.Choice) (agent.Config, error) {
+	inf := c.Inference
+	cfg := agent.Config{
+		Capsule:    c.Name,
+		Model:      inf.Model,
+		Alternates: alternates,
+	}
+	if inf.Driver != nil {
+		cfg.DriverName = inf.Driver.Artifact
+		if inf.Driver.Config != nil {
+			b, err := inf.Driver.Config.JSON()
+			if err != nil {
+				return cfg, fmt.Errorf("inference.driver.config: %w", err)
+			}
+			cfg.DriverConfig = json.RawMessage(b)
+		}
+	}
+	if driver != nil {
+		cfg.ModelTable = modelTable(driver)
+	}
+	cfg.Limits.MaxTokens = deref(inf.MaxTokens)
+	if c.Context != nil {
+		cfg.Limits.ContextMaxTokens = deref(c.Context.MaxTokens)
+	}
+	if inf.Compaction != nil {
+		cfg.Limits.CompactionMaxTokens = deref(inf.Compaction.MaxTokens)
+		cfg.Limits.CompactionModel = inf.Compaction.Model
+	}
+	cfg.MaxTurns = int(deref(inf.MaxTurns))
+	cfg.MaxSessionTokens = deref(inf.MaxSessionTokens)
+	if r := inf.Retry; r != nil {
+		rc := agent.DefaultRetry
+		if r.MaxRetries != nil {
+			rc.MaxRetries = int(*r.MaxRetries)
+		}
+		if r.InitialDelayMS != nil {
+			rc.InitialDelayMs = *r.InitialDelayMS
+		}
+		if r.MaxDelayMS != nil {
+			rc.MaxDelayMs = *r.MaxDelayMS
+		}
+		cfg.Retry = &rc
+	}
+	if c.Trace != nil && c.Trace.Capture != "" {
+		cfg.Capture = trace.Capture(c.Trace.Capture)
+	}
+	if inf.SystemPrompt != nil {
+		cfg.Prompt.Inline = *inf.SystemPrompt
+	}
+	cfg.Prompt.File = inf.SystemPromptFile
+	cfg.Prompt.ArtifactName = inf.SystemPromptArtifact
+	cfg.InstructionFiles = inf.InstructionFiles
+	cfg.ToolRefresh = inf.ToolRefresh
+	if lc := c.Lifecycle; lc != nil {
+		if kw := lc.KeepWorking; kw != nil {
+			cfg.KeepWorking = &agent.KeepWorking{Message: kw.Message, Limit: int(kw.Limit)}
+		}
+		if dc := lc.DoneCheck; dc != nil {
+			d := &agent.DoneCheck{Command: dc.Command, Limit: int(dc.Limit)}
+			if dc.TimeoutSecs != nil {
+				d.Timeout = time.Duration(*dc.TimeoutSecs) * time.Second
+			}
+			cfg.DoneCheck = d
+		}
+		if lc.DeadlineNoticeSecs != nil {
+			n := int(*lc.DeadlineNoticeSecs)
+			cfg.DeadlineNoticeSecs = &n
+		}
+	}
+	return cfg, nil
+}
+
+// modelTable converts a driver's models: block.
+func modelTable(a *manifest.Artifact) map[string]agent.ModelLimits {
+	if len(a.Models) == 0 {
+		return nil
+	}
+	t := make(map[string]agent.ModelLimits, len(a.Models))
+	for id, m := range a.Models {
+		t[id] = agent.ModelLimits{MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow, MaxInputTokens: deref(m.MaxInputTokens)}
+	}
+	return t
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,56 @@
+package launch
+
+import (
+	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/sandbox"
+)
+
+// sandboxPolicy maps the capsule's capabilities (defaults applied) onto
+// the sandbox's portable policy. The session's directories are filled in
+// once they exist.
+func sandboxPolicy(c *manifest.Capsule) (sandbox.Policy, error) {
+	var p sandbox.Policy
+	caps := c.Capabilities
+	if caps == nil {
+		return p, nil
+	}
+	if caps.Containment != "" {
+		cl, err := sandbox.ParseClass(caps.Containment)
+		if err != nil {
+			return p, err
+		}
+		p.Floor = cl
+	}
+	if n := caps.Network; n != nil {
+		p.Network.UnixSockets = deref(n.UnixSockets)
+		for _, e := range n.Allow {
+			ne, err := manifest.ParseNetEntry(e)
+			if err != nil {
+				return p, err // validation has refused it already (E-CAP-001)
+			}
+			p.Network.Allow = append(p.Network.Allow, sandbox.AllowHost{Scheme: ne.Scheme, Host: ne.Host, Port: ne.Port})
+		}
+	}
+	if fs := caps.Filesystem; fs != nil {
+		p.ReadOnly = fs.ReadOnly
+		p.WorkdirExec = deref(fs.WorkdirExec)
+	}
+	if sh := caps.Shell; sh != nil {
+		for _, ir := range sh.InterpreterRuntime {
+			for _, d := range ir.Dirs {
+				p.InterpreterRuntime = append(p.InterpreterRuntime, sandbox.RuntimeDir{Path: d.Path, ListDir: d.ListDir})
+			}
+		}
+		for _, st := range sh.StagedRuntime {
+			p.StagedRuntime = append(p.StagedRuntime, sandbox.StagedTree{Binary: st.Binary, SourcePath: st.SourcePath, Pin: st.Pin})
+		}
+	}
+	if r := caps.Resources; r != nil {
+		p.Rlimits = sandbox.Rlimits{MaxProcesses: deref(r.MaxProcesses), MaxOpenFiles: deref(r.MaxOpenFiles),
+			MaxFileSizeBytes: deref(r.MaxFileSizeBytes), CPUSeconds: deref(r.CPUSeconds), MemoryBytes: deref(r.MemoryBytes)}
+		p.Cgroup = sandbox.Cgroup{MemoryBytes: deref(r.CgroupMemoryBytes), PidsMax: deref(r.CgroupPidsMax),
+			CPUPercent: deref(r.CgroupCPUPercent), IOBytesPerSec: deref(r.CgroupIOBytesPerSec)}
+		p.WorkdirMaxBytes = deref(r.WorkdirMaxBytes)
+	}
+	return p, nil
+}
