@@ -660,7 +660,11 @@ func (d *decoder) lifecycle(o *obj) *Lifecycle {
 		kw := &KeepWorking{}
 		msgField := s.field("message")
 		if p := s.str("message"); p == nil || strings.TrimSpace(*p) == "" {
-			d.report(diag.ManInvalid, o.kn("keep_working"), msgField, "invalid lifecycle config for '%s': is required and must not be blank; omit lifecycle.keep_working to turn the option off", msgField)
+			at := o.kn("keep_working")
+			if s.has("message") {
+				at = s.kn("message")
+			}
+			d.report(diag.ManInvalid, at, msgField, "invalid lifecycle config for '%s': is required and must not be blank; omit lifecycle.keep_working to turn the option off", msgField)
 		} else {
 			kw.Message = *p
 		}

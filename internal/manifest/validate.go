@@ -416,7 +416,11 @@ func (v *validator) capabilities() {
 			}
 		}
 		if len(shaped) > 0 {
-			d.add(diag.SecEnvCredentialShaped, p+".env.allow", "%s look credential-shaped (a name containing api_key, token, secret or password, or with a segment such as KEY, PASS, CREDENTIALS, DSN or AUTH) and reach every WASM component; pass keys through a gateway: block instead", quoteList(shaped))
+			verb := "look"
+			if len(shaped) == 1 {
+				verb = "looks"
+			}
+			d.add(diag.SecEnvCredentialShaped, p+".env.allow", "%s %s credential-shaped (a name containing api_key, token, secret or password, or with a segment such as KEY, PASS, CREDENTIALS, DSN or AUTH) and reach every WASM component; pass keys through a gateway: block instead", quoteList(shaped), verb)
 		}
 	}
 	if cp.Conversation != nil {
