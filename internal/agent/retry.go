@@ -69,10 +69,14 @@ func classify(res Result, dispatchErr error, now time.Time) failure {
 	case hasTr && tr == "true":
 		f.transient = true
 	case kind == FailureConnectionBroken:
-		f.transient, f.brokeOrStatus = true, true
+		f.transient = true
 	case f.status == 408 || f.status == 429 || (f.status >= 500 && f.status <= 599 && f.status != 501 && f.status != 505):
-		f.transient, f.brokeOrStatus = true, true
+		f.transient = true
 	}
+	// What a retried attempt costs depends on what it failed on, not on
+	// which rule found it transient: a driver that also says transient
+	// "true" for a 503 still failed on a provider status.
+	f.brokeOrStatus = f.status > 0 || kind == FailureConnectionBroken
 	return f
 }
 

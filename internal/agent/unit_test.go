@@ -290,3 +290,21 @@ func FuzzSplitWords(f *testing.F) {
 		SplitWords(s)
 	})
 }
+
+func TestRetriedChargeFollowsTheFailure(t *testing.T) {
+	tests := []struct {
+		name string
+		meta [][2]string
+		free bool
+	}{
+		{"503 the driver also calls transient", [][2]string{{MetaHTTPStatus, "503"}, {MetaTransient, "true"}}, true},
+		{"broken connection", [][2]string{{MetaFailure, FailureConnectionBroken}}, true},
+		{"stream broke after 200", [][2]string{{MetaTransient, "true"}}, false},
+	}
+	for _, tt := range tests {
+		f := classify(Result{Status: StatusFailed, Metadata: tt.meta}, nil, time.Now())
+		if !f.transient || f.brokeOrStatus != tt.free {
+			t.Errorf("%s: transient %v free %v", tt.name, f.transient, f.brokeOrStatus)
+		}
+	}
+}
