@@ -3,12 +3,15 @@ package wasi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/murmur/mur/internal/wasm/cm"
 )
 
 // BenchmarkStreamFileRead measures bytes per second through the
@@ -88,5 +91,35 @@ func BenchmarkStreamHTTPBody(b *testing.B) {
 		if n != len(payload) {
 			b.Fatalf("read %d", n)
 		}
+	}
+}
+
+// BenchmarkGuestFileRead measures bytes per second a guest receives
+// reading a file through wasi:io streams end to end: host read, cm's
+// list<u8> lowering into guest memory, and the guest's loop.
+func BenchmarkGuestFileRead(b *testing.B) {
+	for _, chunkSize := range []uint64{4 << 10, 64 << 10} {
+		b.Run(fmt.Sprintf("chunk=%dKiB", chunkSize>>10), func(b *testing.B) {
+			dir := b.TempDir()
+			const size = 16 << 20
+			if err := os.WriteFile(filepath.Join(dir, "f"), make([]byte, size), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			inst, _, _ := instantiate(b, "drain.wat", Policy{Workdir: dir})
+			f, err := inst.Func("drain")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(size)
+			for b.Loop() {
+				v, err := f.Call(context.Background(), cm.String("f"), cm.U64(chunkSize))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if v.U64() != size {
+					b.Fatalf("drained %d bytes", v.U64())
+				}
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // instantiate compiles testdata/name, defines WASI on a fresh linker and
 // instantiates it in a store whose data is a Ctx built from pol.
-func instantiate(t *testing.T, name string, pol Policy) (*cm.Instance, *cm.Store, *Ctx) {
+func instantiate(t testing.TB, name string, pol Policy) (*cm.Instance, *cm.Store, *Ctx) {
 	t.Helper()
 	e, err := cm.NewEngine(cm.Config{})
 	if err != nil {
@@ -52,7 +52,7 @@ func instantiate(t *testing.T, name string, pol Policy) (*cm.Instance, *cm.Store
 	return inst, s, x
 }
 
-func call(t *testing.T, inst *cm.Instance, name string, args ...cm.Val) cm.Val {
+func call(t testing.TB, inst *cm.Instance, name string, args ...cm.Val) cm.Val {
 	t.Helper()
 	f, err := inst.Func(name)
 	if err != nil {
