@@ -67,6 +67,9 @@ type mountSpec struct {
 	Root     string      `json:"root,omitempty"`
 	Binds    []bind      `json:"binds"`
 	Symlinks [][2]string `json:"symlinks,omitempty"` // {target, link}
+	// Proc mounts a new procfs instance at /proc that hides processes the
+	// command cannot ptrace.
+	Proc bool `json:"proc,omitempty"`
 }
 
 // Main turns this process into the sandbox init when Session.Prepare started
@@ -236,6 +239,15 @@ func applyMounts(m *mountSpec) error {
 		}
 		if err := unix.Mount("", dst, "", flags, ""); err != nil {
 			return fmt.Errorf("remount %q: %w", b.Src, err)
+		}
+	}
+	if m.Proc {
+		dst := filepath.Join(m.Root, "/proc")
+		if err := os.MkdirAll(dst, 0o555); err != nil {
+			return fmt.Errorf("proc: %w", err)
+		}
+		if err := unix.Mount("proc", dst, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=ptraceable"); err != nil {
+			return fmt.Errorf("mount proc: %w", err)
 		}
 	}
 	if m.Root == "" {

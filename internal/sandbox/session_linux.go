@@ -180,9 +180,10 @@ func (s *Session) plan(name string) error {
 		}
 	}
 	rules = append(rules, landlockRule{Path: "/proc", Kind: grantRead})
-	if sealed {
-		m.Binds = append(m.Binds, bind{Src: "/proc"})
-	}
+	// A fresh procfs with hidepid=ptraceable shows a command only the
+	// processes it could ptrace, and Landlock refuses that outside its own
+	// domain: the runtime's and other sessions' command lines stay hidden.
+	m.Proc = true
 	for _, e := range p.ExecPaths {
 		if r, err := filepath.EvalSymlinks(e); err == nil {
 			e = r

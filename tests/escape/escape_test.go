@@ -215,6 +215,7 @@ var cases = []struct {
 	{"open a netlink socket", nil, probeHeld("netlink")},
 	{"open a packet socket", nil, probeHeld("packet")},
 	{"ptrace the runtime", nil, probeHeld("ptrace_runtime")},
+	{"read the runtime's command line and pid 1's environment", nil, probeHeld("see_runtime")},
 	{"fork bomb", nil, func(f *fixture) string {
 		if v := probeHeld("fork_bomb")(f); v != "" {
 			return v

@@ -109,6 +109,19 @@ var probes = map[string]func() error{
 	},
 	"netlink": func() error { return socketMust(syscall.AF_NETLINK, syscall.EACCES) },
 	"packet":  func() error { return socketMust(syscall.AF_PACKET, syscall.EACCES) },
+	"see_runtime": func() error {
+		pid := os.Getenv("RUNTIME_PID")
+		if b, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil {
+			return fmt.Errorf("read the runtime's command line: %q", b)
+		}
+		if b, err := os.ReadFile("/proc/1/environ"); err == nil {
+			return fmt.Errorf("read pid 1's environment (%d bytes)", len(b))
+		}
+		if _, err := os.ReadFile("/proc/self/status"); err != nil {
+			return broken(err)
+		}
+		return nil
+	},
 	"ptrace_runtime": func() error {
 		pid, _ := strconv.Atoi(os.Getenv("RUNTIME_PID"))
 		if err := syscall.PtraceAttach(pid); err == nil {
