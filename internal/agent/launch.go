@@ -151,7 +151,21 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		}
 		return ExitCodeRefused, nil
 	}
-	inv, err := NewInventory(o.Tools)
+	tools := o.Tools
+	bound := ""
+	if src.ArtifactName != "" && src.Override == nil {
+		// The skill bound as the system prompt is not offered as a tool
+		// too; --system-prompt releases it back into the inventory.
+		bound = src.ArtifactName[strings.LastIndex(src.ArtifactName, "/")+1:]
+		tools = nil
+		for _, t := range o.Tools {
+			if d := t.Def(); d.Kind == KindSkill && d.Name == bound {
+				continue
+			}
+			tools = append(tools, t)
+		}
+	}
+	inv, err := NewInventory(tools)
 	if err != nil {
 		return ExitCodeRefused, err
 	}
@@ -190,7 +204,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	if err != nil {
 		return ExitCodeRefused, err
 	}
-	if err := writeMurmurMD(dirs, inv, prompt, cfg.InstructionFiles); err != nil {
+	if err := writeMurmurMD(dirs, inv, prompt, cfg.InstructionFiles, bound); err != nil {
 		return ExitCodeRefused, err
 	}
 
@@ -361,7 +375,7 @@ func statusLine(dirs session.Dirs, o Outcome) string {
 
 // writeMurmurMD writes MURMUR.md into the session's runtime directory: the
 // agent's map of what it has.
-func writeMurmurMD(dirs session.Dirs, inv *Inventory, prompt Prompt, instructionFiles []string) error {
+func writeMurmurMD(dirs session.Dirs, inv *Inventory, prompt Prompt, instructionFiles []string, bound string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# MURMUR.md\n\nSession %s. Work folder: %s\n", dirs.ID, dirs.Workdir)
 	section := func(title string, kinds ...string) {
@@ -380,6 +394,9 @@ func writeMurmurMD(dirs session.Dirs, inv *Inventory, prompt Prompt, instruction
 	}
 	section("Installed Tools", KindTool, KindNative, KindRuntime, KindShell)
 	section("Installed Skills", KindSkill)
+	if bound != "" {
+		fmt.Fprintf(&b, "\n## System Prompt\n\nThe skill %s is bound as your system prompt, so it is not in your tool list.\n", bound)
+	}
 	if instructionFiles != nil {
 		b.WriteString("\n## Instruction Files\n\n")
 		for _, f := range prompt.Instructions {

@@ -295,3 +295,29 @@ func TestDoneCheckNeedsAContainedRunner(t *testing.T) {
 		t.Fatalf("code %d err %v", code, err)
 	}
 }
+
+func TestBoundSkillIsNotOffered(t *testing.T) {
+	override := "Own prompt."
+	for _, tt := range []struct {
+		name     string
+		override *string
+		offered  bool
+	}{{"bound", nil, false}, {"released by --system-prompt", &override, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
+			r.opts.Tools = append(r.opts.Tools, agent.NewSkill("persona", "A persona.", "You are Ada."))
+			r.opts.Config.Prompt.ArtifactName, r.opts.Config.Prompt.ArtifactText = "local/persona", "You are Ada."
+			r.opts.SystemPrompt = tt.override
+			r.launch()
+			r.wantCode(0)
+			raw := requestText(r.srv.Requests()[0])
+			if got := strings.Contains(raw, `"name":"persona"`); got != tt.offered {
+				t.Fatalf("persona offered = %v: %s", got, raw)
+			}
+			md, _ := os.ReadFile(filepath.Join(r.dirs.Runtime(), "MURMUR.md"))
+			if strings.Contains(string(md), "bound as your system prompt") == tt.offered {
+				t.Fatalf("MURMUR.md: %s", md)
+			}
+		})
+	}
+}
