@@ -215,6 +215,8 @@ var cases = []struct {
 	{"open a netlink socket", nil, probeHeld("netlink")},
 	{"open a packet socket", nil, probeHeld("packet")},
 	{"ptrace the runtime", nil, probeHeld("ptrace_runtime")},
+	{"signal the runtime", nil, probeHeld("signal_runtime")},
+	{"reach a sibling through a symlink or hard link in the workdir", nil, probeHeld("symlink_out")},
 	{"read the runtime's command line and pid 1's environment", nil, probeHeld("see_runtime")},
 	{"fork bomb", nil, func(f *fixture) string {
 		if v := probeHeld("fork_bomb")(f); v != "" {

@@ -109,6 +109,23 @@ var probes = map[string]func() error{
 	},
 	"netlink": func() error { return socketMust(syscall.AF_NETLINK, syscall.EACCES) },
 	"packet":  func() error { return socketMust(syscall.AF_PACKET, syscall.EACCES) },
+	"signal_runtime": func() error {
+		pid, _ := strconv.Atoi(os.Getenv("RUNTIME_PID"))
+		// Signal 0 checks permission without delivering anything.
+		if err := syscall.Kill(pid, 0); err == nil {
+			return fmt.Errorf("may signal the runtime (pid %d)", pid)
+		}
+		return nil
+	},
+	"symlink_out": func() error {
+		if err := os.Symlink(os.Getenv("SIBLING"), "out"); err != nil {
+			return broken(err)
+		}
+		if err := os.Link(os.Getenv("SIBLING"), "hard"); err == nil {
+			return errors.New("hard-linked a file from outside into the workdir")
+		}
+		return mustFail(os.ReadFile("out"))
+	},
 	"see_runtime": func() error {
 		pid := os.Getenv("RUNTIME_PID")
 		if b, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil {
