@@ -282,3 +282,37 @@ func TestTmpMapped(t *testing.T) {
 		t.Fatal("mapped /tmp over granted paths")
 	}
 }
+
+// TestUnprivilegedHost runs commands on a host that offers only what needs
+// no privilege (Landlock, seccomp, rlimits): what remains is still enforced
+// and the report says what is not.
+func TestUnprivilegedHost(t *testing.T) {
+	h := Probe()
+	if h.LandlockABI < minLandlockABI || !h.Seccomp {
+		t.Skip("no Landlock or seccomp on this host")
+	}
+	h.NetNS, h.MountNS, h.CgroupV2, h.Controllers = false, false, "", map[string]string{}
+	p := testPolicy(t)
+	p.ReadOnly = []string{"ro"}
+	s, err := newSession(context.Background(), h, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r := s.Report(); r.Achieved != Advisory || !strings.Contains(r.String(), "read_only is checked before dispatch only") {
+		t.Fatalf("report:\n%s", r)
+	}
+	tests := []struct {
+		line string
+		ok   bool
+	}{
+		{"echo x > f && cat f", true},
+		{"cat /etc/shadow", false},
+		{"cp /bin/true ./t && ./t", false},
+	}
+	for _, tt := range tests {
+		if out, err := run(t, s, p.Workdir, tt.line); (err == nil) != tt.ok {
+			t.Errorf("%s: ok=%v, want %v (%s)", tt.line, err == nil, tt.ok, out)
+		}
+	}
+}
