@@ -82,6 +82,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	}
 	if f != nil {
 		line["error"] = f.msg
+		line["charged"] = f.charged
 		if f.status > 0 {
 			line["http_status"] = f.status
 		}
@@ -256,22 +257,26 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 		}
 		if !retry {
 			t.out.InputTokens += charge
+			f.charged = charge
 			return nil, &f, attempt + 1, "", nil
 		}
 		if attempt >= l.Retry.MaxRetries {
 			t.out.InputTokens += charge
+			f.charged = charge
 			return nil, &f, attempt + 1, StoppedMaxRetries, nil
 		}
 		wait := backoff(l.Retry, attempt, l.Rand)
 		if f.hasRetryAfter {
 			if f.retryAfter > time.Duration(l.Retry.MaxDelayMs)*time.Millisecond {
 				t.out.InputTokens += charge
+				f.charged = charge
 				return nil, &f, attempt + 1, StoppedRetryAfter, nil
 			}
 			wait = f.retryAfter
 		}
 		if !l.Deadline.IsZero() && !l.now().Add(wait).Before(l.Deadline) {
 			t.out.InputTokens += charge
+			f.charged = charge
 			return nil, &f, attempt + 1, StoppedDeadline, nil
 		}
 		rl := map[string]any{"task_id": t.id, "turn": line["turn"], "attempt": attempt + 1, "wait_ms": wait.Milliseconds(), "error": f.msg}

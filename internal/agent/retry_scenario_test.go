@@ -74,6 +74,9 @@ func TestRetryClasses(t *testing.T) {
 			if tt.requests > 1 && inf[0].Int("attempts") != int64(tt.requests) {
 				t.Fatalf("attempts %d", inf[0].Int("attempts"))
 			}
+			if _, ok := inf[0].Fields["charged"]; !ok {
+				t.Fatalf("inference line has no charged: %v", inf[0].Fields)
+			}
 			if inf[0].String("retry_stopped") != tt.stopped {
 				t.Fatalf("retry_stopped %q", inf[0].String("retry_stopped"))
 			}
