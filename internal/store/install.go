@@ -38,6 +38,7 @@ const (
 	CodePackage     diag.Code = "E-REG-007"
 	CodeMismatch    diag.Code = "E-REG-008"
 	CodePublished   diag.Code = "E-REG-009"
+	CodeLock        diag.Code = "E-REG-010"
 )
 
 // CodeOf maps an error from this package to its diagnostic code; ok is
@@ -59,6 +60,8 @@ func CodeOf(err error) (diag.Code, bool) {
 		return diag.WITLevel, true
 	case errors.Is(err, ErrNotInstalled):
 		return diag.RunNotInstalled, true
+	case errors.Is(err, artifact.ErrLock):
+		return CodeLock, true
 	case errors.Is(err, ErrPublished):
 		return CodePublished, true
 	case errors.Is(err, ErrMismatch):

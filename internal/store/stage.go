@@ -76,11 +76,19 @@ func Stage(ctx context.Context, c *manifest.Capsule, floor string) (*Resolution,
 	p := ProjectOf(c)
 	res, errs := p.ResolveEach(ctx, Entries(c))
 	var ds diag.List
+	lockBad := false
 	for i, err := range errs {
-		if err == nil {
-			continue
+		switch {
+		case err == nil:
+		case errors.Is(err, artifact.ErrLock):
+			// One malformed lock fails every stored entry; say it once.
+			if !lockBad {
+				ds = append(ds, diag.New(CodeLock, diag.Pos{File: p.LockPath()}, "", err.Error()+"; fix or delete it and run `mur install`"))
+				lockBad = true
+			}
+		default:
+			ds = append(ds, entryDiag(c, i, err))
 		}
-		ds = append(ds, entryDiag(c, i, err))
 	}
 	if len(ds) == 0 {
 		ds = append(ds, manifest.CheckStaging(c, res, floor)...)
