@@ -121,6 +121,9 @@ void wasmtime_component_type_delete(wasmtime_component_type_t *t);
 size_t wasmtime_component_type_import_count(const wasmtime_component_type_t *t, const wasm_engine_t *e);
 bool wasmtime_component_type_import_nth(const wasmtime_component_type_t *t, const wasm_engine_t *e, size_t nth,
                                         const char **name, size_t *name_len, wasmtime_component_item_t *out);
+size_t wasmtime_component_type_export_count(const wasmtime_component_type_t *t, const wasm_engine_t *e);
+bool wasmtime_component_type_export_nth(const wasmtime_component_type_t *t, const wasm_engine_t *e, size_t nth,
+                                        const char **name, size_t *name_len, wasmtime_component_item_t *out);
 size_t wasmtime_component_instance_type_export_count(const wasmtime_component_instance_type_t *t,
                                                      const wasm_engine_t *e);
 bool wasmtime_component_instance_type_export_nth(const wasmtime_component_instance_type_t *t,

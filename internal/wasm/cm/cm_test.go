@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +83,40 @@ func mustRead(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestImportsExports(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "resource.wat")
+	imps := c.Imports()
+	if len(imps) != 1 || !imps[0].Instance || imps[0].Name != "mur:test/res@0.1.0" {
+		t.Fatalf("imports = %+v", imps)
+	}
+	if got := strings.Join(imps[0].Funcs, ","); got != "consume,get,make" && got != "make,get,consume" {
+		t.Errorf("imported funcs = %s", got)
+	}
+	if len(imps[0].Resources) != 1 || imps[0].Resources[0] != "counter" {
+		t.Errorf("imported resources = %v", imps[0].Resources)
+	}
+	var names []string
+	for _, x := range c.Exports() {
+		if !x.Func {
+			t.Errorf("export %q is not a function", x.Name)
+		}
+		names = append(names, x.Name)
+	}
+	sort.Strings(names)
+	if got := strings.Join(names, ","); got != "keep,run" {
+		t.Errorf("exports = %s", got)
+	}
+	g := fixture(t, e, "guestres.wat")
+	var res []string
+	for _, x := range g.Exports() {
+		if x.Resource {
+			res = append(res, x.Name)
+		}
+	}
+	if len(res) != 1 || res[0] != "thing" {
+		t.Errorf("guestres exports resources %v, want [thing]", res)
+	}
 }

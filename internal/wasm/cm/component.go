@@ -27,11 +27,14 @@ type Component struct {
 	// imports is read once: instantiation matches it against the linker.
 	importsOnce sync.Once
 	imports     []Import
+	exportsOnce sync.Once
+	exports     []Import
 	close       sync.Once
 }
 
-// Import is one top-level import of a component: a function, or an
-// instance (interface) with the names it uses from it.
+// Import is one top-level import (or export) of a component: a function, a
+// resource type, or an instance (interface) with the names it uses (or
+// offers) from it.
 type Import struct {
 	Name string
 	// Instance is true for an interface import such as wasi:io/streams@0.2.3.
@@ -181,17 +184,38 @@ func (c *Component) Imports() []Import {
 	return c.imports
 }
 
-func (c *Component) readImports() []Import {
+// Exports lists the component's top-level exports, in the same shape as
+// Imports: for an exported instance, the functions and resources it offers.
+func (c *Component) Exports() []Import {
+	c.exportsOnce.Do(func() { c.exports = c.readItems(false) })
+	return c.exports
+}
+
+func (c *Component) readImports() []Import { return c.readItems(true) }
+
+// readItems lists imports or exports through the component types API.
+func (c *Component) readItems(imports bool) []Import {
 	ep := c.engine.ptr
 	ty := C.wasmtime_component_type(c.ptr)
 	defer C.wasmtime_component_type_delete(ty)
-	n := int(C.wasmtime_component_type_import_count(ty, ep))
+	var n int
+	if imports {
+		n = int(C.wasmtime_component_type_import_count(ty, ep))
+	} else {
+		n = int(C.wasmtime_component_type_export_count(ty, ep))
+	}
 	out := make([]Import, 0, n)
 	for i := range n {
 		var name *C.char
 		var nameLen C.size_t
 		var item C.wasmtime_component_item_t
-		if !C.wasmtime_component_type_import_nth(ty, ep, C.size_t(i), &name, &nameLen, &item) {
+		var ok C.bool
+		if imports {
+			ok = C.wasmtime_component_type_import_nth(ty, ep, C.size_t(i), &name, &nameLen, &item)
+		} else {
+			ok = C.wasmtime_component_type_export_nth(ty, ep, C.size_t(i), &name, &nameLen, &item)
+		}
+		if !ok {
 			continue
 		}
 		imp := Import{Name: C.GoStringN(name, C.int(nameLen)),

@@ -62,6 +62,9 @@ func (*Component) Close() error { return nil }
 // Imports returns nothing.
 func (*Component) Imports() []Import { return nil }
 
+// Exports returns nothing.
+func (*Component) Exports() []Import { return nil }
+
 // Store is unavailable without cgo.
 type Store struct{}
 
