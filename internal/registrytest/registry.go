@@ -47,6 +47,7 @@ type Registry struct {
 	pass      string
 	tokens    map[string]bool
 	lieDigest bool
+	failing   bool
 	stall     chan struct{} // non-nil: blob GETs wait until it is closed
 	stalled   chan struct{} // receives once per request that starts waiting
 }
@@ -86,6 +87,14 @@ func (r *Registry) RequireAuth(mode Auth, user, pass string) {
 func (r *Registry) AllowToken(tok string) {
 	r.mu.Lock()
 	r.tokens[tok] = true
+	r.mu.Unlock()
+}
+
+// Fail makes every request answer 503, as a registry that is up but
+// unhealthy does.
+func (r *Registry) Fail(on bool) {
+	r.mu.Lock()
+	r.failing = on
 	r.mu.Unlock()
 }
 
@@ -214,6 +223,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.failing {
+		errJSON(w, http.StatusServiceUnavailable, "UNAVAILABLE", "registry is unhealthy")
+		return
+	}
 	p := req.URL.Path
 	if p == "/token" {
 		u, pw, ok := req.BasicAuth()

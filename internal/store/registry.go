@@ -116,6 +116,8 @@ func (r *Registry) classify(err error, what string) error {
 		return fmt.Errorf("%w: %s (%s) asks for credentials for %s and none are configured: set registries.%s.username and .password (or .token) with `mur config set -g`", ErrAuth, r.Name(), r.host, what, r.name)
 	case errors.As(err, &ec) && (ec.StatusCode == http.StatusUnauthorized || ec.StatusCode == http.StatusForbidden):
 		return fmt.Errorf("%w: %s (%s) answered %d for %s: check registries.%s.username/password/token in config.yaml", ErrAuth, r.Name(), r.host, ec.StatusCode, what, r.name)
+	case errors.As(err, &ec) && ec.StatusCode >= 500:
+		return fmt.Errorf("%w: %s (%s) answered %d for %s; try again later", ErrUnreachable, r.Name(), r.host, ec.StatusCode, what)
 	case errors.As(err, &ec) && ec.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("%w: %s in %s", ErrNotFound, what, r.Name())
 	case errors.Is(err, content.ErrMismatchedDigest), errors.Is(err, content.ErrTrailingData), errors.Is(err, io.ErrUnexpectedEOF):

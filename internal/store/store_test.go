@@ -116,6 +116,10 @@ func TestRegistryPushPull(t *testing.T) {
 	if _, err := r.Fetch(ctx, ref("ana/tool@1.0.0")); !errors.Is(err, ErrDigest) {
 		t.Fatalf("tampered blob: %v", err)
 	}
+	srv.Fail(true)
+	if _, err := r.Fetch(ctx, ref("ana/tool@1.0.0")); !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("unhealthy: %v", err)
+	}
 	srv.Close()
 	if _, err := r.Fetch(ctx, ref("ana/tool@1.0.0")); !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("down: %v", err)
