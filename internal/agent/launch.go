@@ -99,6 +99,76 @@ const (
 // diagnostics; err is non-nil only for a launch refused before the session
 // existed or a failure of the runtime itself.
 func Launch(ctx context.Context, o Options) (int, error) {
+	s, code, err := Open(o)
+	if s == nil {
+		return code, err
+	}
+	if s.TaskErr != nil {
+		return s.Close(Outcome{Status: ExitFailed, Code: codeTaskFailed, Reason: s.TaskErr.Error()})
+	}
+	if s.TaskSource == session.TaskAbsent {
+		fmt.Fprintf(s.stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", s.Dirs.ID, s.Dirs.Workdir)
+		return s.Close(Outcome{Status: ExitOK})
+	}
+	out := s.RunTask(ctx, "tsk_"+strings.TrimPrefix(s.Dirs.ID, session.Prefix), "", s.Task)
+	return s.Close(out)
+}
+
+// Session is one running session: its directories, event stream and loop.
+// mur run drives it through Launch; the A2A door will open one and run
+// each accepted task on it. Tasks run one at a time.
+type Session struct {
+	Dirs session.Dirs
+	Loop *Loop
+	// Task is the launch's own task and TaskSource where it came from
+	// (TaskAbsent when there is none); TaskErr is a task file that exists
+	// but could not be read.
+	Task       string
+	TaskSource session.TaskSource
+	TaskErr    error
+
+	events *event.Stream
+	tw     *trace.Writer
+	stderr io.Writer
+	now    func() time.Time
+	start  time.Time
+	onEnd  func()
+	totals Outcome
+}
+
+// Events is the session's event stream.
+func (s *Session) Events() *event.Stream { return s.events }
+
+// RunTask runs one task to its end under the session's deadline.
+func (s *Session) RunTask(ctx context.Context, taskID, contextID, text string) Outcome {
+	if !s.Loop.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, s.Loop.Deadline)
+		defer cancel()
+	}
+	o := s.Loop.RunTask(ctx, taskID, contextID, text)
+	s.totals.Turns += o.Turns
+	s.totals.InputTokens += o.InputTokens
+	s.totals.OutputTokens += o.OutputTokens
+	return o
+}
+
+// Close ends the session with the outcome that decides its exit status:
+// OnEnd runs, out/result.txt and session_end are written, the status line
+// is printed, and the trace is closed. It returns mur run's exit code.
+func (s *Session) Close(final Outcome) (int, error) {
+	code, err := finish(s.onEnd, s.events, s.tw, s.Dirs, s.stderr, s.now, s.start, final, s.totals)
+	if cerr := s.tw.Close(); err == nil {
+		err = cerr
+	}
+	return code, err
+}
+
+// Open checks everything that can refuse the launch, then creates the
+// session: directories, trace, prompt, MURMUR.md and the loop, and writes
+// session_start. A refusal returns a nil Session with ExitCodeRefused
+// (diagnostics already printed to Stderr, err set for anything else).
+func Open(o Options) (*Session, int, error) {
 	stderr := o.Stderr
 	if stderr == nil {
 		stderr = io.Discard
@@ -110,7 +180,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	go tokens.Warm()
 	cfg := o.Config
 	if o.Driver == nil {
-		return ExitCodeRefused, errors.New("launch: no driver to serve inference")
+		return nil, ExitCodeRefused, errors.New("launch: no driver to serve inference")
 	}
 
 	// Everything that can refuse the launch is checked before any
@@ -129,7 +199,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	if cfg.DoneCheck != nil && o.Runner == nil {
 		// Never run the check uncontained: without the shell session's
 		// runner there is nowhere safe to run it.
-		return ExitCodeRefused, errors.New("launch: lifecycle.done_check is set but no contained command runner was given")
+		return nil, ExitCodeRefused, errors.New("launch: lifecycle.done_check is set but no contained command runner was given")
 	}
 	src := cfg.Prompt
 	src.ManifestDir = o.ManifestDir
@@ -139,7 +209,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		if errors.As(err, &d) {
 			dl = append(dl, d)
 		} else {
-			return ExitCodeRefused, err
+			return nil, ExitCodeRefused, err
 		}
 	}
 	for _, w := range dl.Warnings() {
@@ -149,7 +219,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		for _, e := range dl.Errors() {
 			fmt.Fprintln(stderr, e.String())
 		}
-		return ExitCodeRefused, nil
+		return nil, ExitCodeRefused, nil
 	}
 	tools := o.Tools
 	bound := ""
@@ -167,7 +237,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	}
 	inv, err := NewInventory(tools)
 	if err != nil {
-		return ExitCodeRefused, err
+		return nil, ExitCodeRefused, err
 	}
 	capture := cfg.Capture
 	if capture == "" {
@@ -180,13 +250,12 @@ func Launch(ctx context.Context, o Options) (int, error) {
 
 	dirs, err := session.Create(session.Layout{MurmurHome: o.MurmurHome, ManifestDir: o.ManifestDir, Workdir: o.Workdir})
 	if err != nil {
-		return ExitCodeRefused, err
+		return nil, ExitCodeRefused, err
 	}
 	tw, err := trace.Create(dirs.Trace())
 	if err != nil {
-		return ExitCodeRefused, err
+		return nil, ExitCodeRefused, err
 	}
-	defer tw.Close()
 	var events event.Stream
 	events.Add(tw)
 	for _, s := range o.Sinks {
@@ -201,11 +270,12 @@ func Launch(ctx context.Context, o Options) (int, error) {
 	start := now()
 
 	prompt, err := ComposePrompt(src, cfg.InstructionFiles, dirs.Workdir)
-	if err != nil {
-		return ExitCodeRefused, err
+	if err == nil {
+		err = writeMurmurMD(dirs, inv, prompt, cfg.InstructionFiles, bound)
 	}
-	if err := writeMurmurMD(dirs, inv, prompt, cfg.InstructionFiles, bound); err != nil {
-		return ExitCodeRefused, err
+	if err != nil {
+		tw.Close()
+		return nil, ExitCodeRefused, err
 	}
 
 	l := &Loop{
@@ -227,22 +297,12 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		if n := noticeSecs(cfg.DeadlineNoticeSecs, o.Deadline); n > 0 {
 			l.NoticeAt = l.Deadline.Add(-time.Duration(n) * time.Second)
 		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, l.Deadline)
-		defer cancel()
 	}
 
-	task, source, err := session.LaunchTask(o.Task, dirs.Workdir)
-	events.Emit(event.Event{Type: "session_start", Fields: sessionStart(o, dirs, limits, prompt, inv, capture, retry, l, source)})
-	if err != nil {
-		return finish(o.OnEnd, &events, tw, dirs, stderr, now, start, Outcome{Status: ExitFailed, Code: codeTaskFailed, Reason: err.Error()})
-	}
-	if source == session.TaskAbsent {
-		fmt.Fprintf(stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", dirs.ID, dirs.Workdir)
-		return finish(o.OnEnd, &events, tw, dirs, stderr, now, start, Outcome{Status: ExitOK})
-	}
-	out := l.RunTask(ctx, "tsk_"+strings.TrimPrefix(dirs.ID, session.Prefix), "", task)
-	return finish(o.OnEnd, &events, tw, dirs, stderr, now, start, out)
+	sess := &Session{Dirs: dirs, Loop: l, events: &events, tw: tw, stderr: stderr, now: now, start: start, onEnd: o.OnEnd}
+	sess.Task, sess.TaskSource, sess.TaskErr = session.LaunchTask(o.Task, dirs.Workdir)
+	events.Emit(event.Event{Type: "session_start", Fields: sessionStart(o, dirs, limits, prompt, inv, capture, retry, l, sess.TaskSource)})
+	return sess, ExitCodeOK, nil
 }
 
 // noticeSecs resolves lifecycle.deadline_notice_secs for a deadline.
@@ -314,15 +374,15 @@ func orDefault(s, d string) string {
 
 // finish writes out/result.txt, session_end and the one-line status, and
 // returns the exit code.
-func finish(onEnd func(), events *event.Stream, tw *trace.Writer, dirs session.Dirs, stderr io.Writer, now func() time.Time, start time.Time, o Outcome) (int, error) {
+func finish(onEnd func(), events *event.Stream, tw *trace.Writer, dirs session.Dirs, stderr io.Writer, now func() time.Time, start time.Time, o, totals Outcome) (int, error) {
 	if onEnd != nil {
 		onEnd()
 	}
 	result := resultFile(o)
 	werr := os.WriteFile(dirs.Result(), []byte(result), 0o600)
 	f := map[string]any{
-		"session_id": dirs.ID, "exit_status": o.Status, "turns": o.Turns,
-		"input_tokens": o.InputTokens, "output_tokens": o.OutputTokens,
+		"session_id": dirs.ID, "exit_status": o.Status, "turns": totals.Turns,
+		"input_tokens": totals.InputTokens, "output_tokens": totals.OutputTokens,
 		"duration_ms": now().Sub(start).Milliseconds(),
 	}
 	events.Emit(event.Event{Type: "session_end", Fields: f})
@@ -336,7 +396,7 @@ func finish(onEnd func(), events *event.Stream, tw *trace.Writer, dirs session.D
 	if o.Fragment {
 		fmt.Fprintf(stderr, "%s the answer is a fragment: the last allowed turn was cut at the output cap; raise inference.max_tokens or inference.max_turns for the rest\n", codeFragment)
 	}
-	fmt.Fprintln(stderr, statusLine(dirs, o))
+	fmt.Fprintln(stderr, statusLine(dirs, o, totals))
 	return code, errors.Join(werr, tw.Err())
 }
 
@@ -361,7 +421,7 @@ func resultFile(o Outcome) string {
 }
 
 // statusLine is the one line mur run prints on stderr as the session ends.
-func statusLine(dirs session.Dirs, o Outcome) string {
+func statusLine(dirs session.Dirs, o, totals Outcome) string {
 	head := "mur: "
 	if o.Status != ExitOK && o.Code != "" {
 		head += string(o.Code) + " "
@@ -370,7 +430,7 @@ func statusLine(dirs session.Dirs, o Outcome) string {
 	if o.Reason != "" && o.Status != ExitOK {
 		s += ": " + o.Reason
 	}
-	return s + fmt.Sprintf(" (%d turns, %d tokens; records %s)", o.Turns, o.InputTokens+o.OutputTokens, dirs.Records)
+	return s + fmt.Sprintf(" (%d turns, %d tokens; records %s)", totals.Turns, totals.InputTokens+totals.OutputTokens, dirs.Records)
 }
 
 // writeMurmurMD writes MURMUR.md into the session's runtime directory: the

@@ -254,3 +254,37 @@ func TestOnEventsAndOnEnd(t *testing.T) {
 		t.Fatalf("events %v", names)
 	}
 }
+
+// One session object runs several tasks (as the A2A door will); session_end
+// sums them and takes its status from the outcome it is closed with.
+func TestSessionRunsSeveralTasks(t *testing.T) {
+	r := newRun(t, providertest.Anthropic,
+		providertest.Step{Text: "one", InputTokens: 10, OutputTokens: 2},
+		providertest.Step{Text: "two", InputTokens: 20, OutputTokens: 3})
+	r.opts.Task = ""
+	r.opts.Stderr = &r.stderr
+	s, code, err := agent.Open(r.opts)
+	if s == nil {
+		t.Fatalf("open: %d %v", code, err)
+	}
+	if s.TaskSource != session.TaskAbsent {
+		t.Fatalf("task source %q", s.TaskSource)
+	}
+	o1 := s.RunTask(context.Background(), "t1", "ctx-1", "first")
+	o2 := s.RunTask(context.Background(), "t2", "ctx-2", "second")
+	if o1.Answer != "one" || o2.Answer != "two" {
+		t.Fatalf("%+v %+v", o1, o2)
+	}
+	code, err = s.Close(o2)
+	if code != 0 || err != nil {
+		t.Fatalf("close %d %v", code, err)
+	}
+	end := r.lines("session_end")[0]
+	if end.Int("turns") != 2 || end.Int("input_tokens") != 30 || end.Int("output_tokens") != 5 {
+		t.Fatalf("session_end %v", end.Fields)
+	}
+	if n := len(r.lines("task_end")); n != 2 {
+		t.Fatalf("%d task_end lines", n)
+	}
+	r.wantStderr("2 turns, 35 tokens")
+}
