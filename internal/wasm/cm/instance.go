@@ -37,7 +37,7 @@ func (l *Linker) Instantiate(ctx context.Context, s *Store, c *Component) (*Inst
 	var inst C.wasmtime_component_instance_t
 	cerr := C.wasmtime_component_linker_instantiate(b.ptr, s.ctx, c.ptr, &inst)
 	debugGC()
-	runtime.KeepAlive(l)
+	runtime.KeepAlive(b)
 	runtime.KeepAlive(c)
 	if cerr != nil {
 		return nil, fmt.Errorf("instantiate: %w", s.callError(cerr))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -366,4 +367,32 @@ func TestParallelStores(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestRedefineWhileInstantiating: a definition added while another
+// goroutine instantiates must not free the wasmtime linker in use.
+func TestRedefineWhileInstantiating(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "add.wat")
+	l := addLinker(e)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			l.Func([]string{"mur:test/other@0.1.0"}, fmt.Sprint("f", i), nil)
+			runtime.GC()
+		}
+	}()
+	for range 100 {
+		s := newStore(t, e, Limits{}, nil)
+		inst, err := l.Instantiate(context.Background(), s, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := inst.Func("add")
+		if v, err := f.Call(context.Background(), U32(1), U32(1)); err != nil || v.U32() != 4 {
+			t.Fatalf("add = %v, %v", v, err)
+		}
+	}
+	<-done
 }

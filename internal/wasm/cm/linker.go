@@ -99,14 +99,13 @@ func (l *Linker) Resource(path []string, name string, ty ResourceType, dtor Reso
 	l.dropBuilt()
 }
 
+// dropBuilt forgets the built linkers; each is freed by its finalizer once
+// no instantiation in flight holds it.
 func (l *Linker) dropBuilt() {
-	for k, b := range l.built {
-		C.wasmtime_component_linker_delete(b.ptr)
-		delete(l.built, k)
-	}
+	clear(l.built)
 }
 
-// Close frees the wasmtime linkers built so far.
+// Close forgets the wasmtime linkers built so far (freed once unused).
 func (l *Linker) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -215,7 +214,9 @@ func (l *Linker) build(plan []binding) (*builtLinker, error) {
 		return nil, err
 	}
 	runtime.KeepAlive(l.engine)
-	return &builtLinker{ptr: ptr}, nil
+	b := &builtLinker{ptr: ptr}
+	runtime.SetFinalizer(b, func(b *builtLinker) { C.wasmtime_component_linker_delete(b.ptr) })
+	return b, nil
 }
 
 func defineInstance(parent *C.wasmtime_component_linker_instance_t, name string, n *linkNode, path []string,
