@@ -2,3 +2,11 @@
 .PHONY: demo
 demo:
 	bash scripts/demo.sh
+
+# mur run end to end with the real driver and tool components built from
+# source, against a scripted provider on loopback.
+.PHONY: test-e2e
+test-e2e: guests drivers
+	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -run 'TestRun' ./internal/launch/
+
+CI_TARGETS += test-e2e

@@ -1,0 +1,244 @@
+package launch_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/launch"
+	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Main() // shell tools re-exec this binary as the sandbox init
+	os.Exit(m.Run())
+}
+
+// guestFile is a component built from source by make guests / make drivers.
+func guestFile(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("MUR_GUEST_OUT")
+	if dir == "" {
+		dir = "../../build/guests"
+	}
+	p, _ := filepath.Abs(filepath.Join(dir, name+".wasm"))
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("MUR_REQUIRE_GUESTS") != "" {
+			t.Fatalf("%s not built: %v", name, err)
+		}
+		t.Skipf("%s not built (make guests drivers): %v", name, err)
+	}
+	return p
+}
+
+func mur(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	if code := cli.Main(context.Background(), args, nil, &out, &errb); code != 0 {
+		t.Fatalf("mur %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// publish packs an artifact from its source manifest and built component
+// and publishes it to the global store under scope murmur.
+func publish(t *testing.T, root, srcDir, name string) {
+	t.Helper()
+	dir := filepath.Join(root, "src", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for from, to := range map[string]string{filepath.Join(srcDir, "murmur.yaml"): "murmur.yaml", guestFile(t, name): name + ".wasm"} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zip := filepath.Join(root, name+".mur.zip")
+	mur(t, root, "build", dir, "-o", zip)
+	mur(t, root, "publish", zip, "--scope", "murmur")
+}
+
+const capsule = `name: e2e
+version: "0.1.0"
+artifacts:
+  - name: murmur/driver-openai
+    version: "0.1.0"
+    runtime: driver
+    gateway:
+      endpoint: %ENDPOINT%/v1
+      api_key: ${E2E_KEY}
+  - name: murmur/file-go
+    version: "0.1.0"
+capabilities:
+  shell:
+    allow: [sh]
+inference:
+  model: gpt-4o-mini
+  driver:
+    artifact: murmur/driver-openai
+  max_turns: 5
+`
+
+func trace(t *testing.T, home string) []map[string]any {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(home, ".murmur/records/*/*/*/ses_*/trace.jsonl"))
+	if len(files) == 0 {
+		files, _ = filepath.Glob(filepath.Join(home, ".murmur/records/**/trace.jsonl"))
+	}
+	var found string
+	filepath.WalkDir(filepath.Join(home, ".murmur/records"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "trace.jsonl" {
+			found = p
+		}
+		return nil
+	})
+	if found == "" {
+		t.Fatal("no trace.jsonl written")
+	}
+	b, err := os.ReadFile(found)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("trace line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestRunEndToEnd builds, publishes and installs the real driver and a
+// real tool component, then runs a capsule whose model (a scripted
+// provider on loopback) asks for a WASM tool call and a sandboxed shell
+// command. The key travels only from the config file through the gateway.
+func TestRunEndToEnd(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	t.Setenv("E2E_KEY", "")
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publish(t, root, "../../examples/file-go", "file-go")
+	const key = "sk-e2e-secret-0123456789"
+	mur(t, root, "config", "set", "-g", "credentials.E2E_KEY", key)
+
+	prov := providertest.Start(t,
+		providertest.Step{Text: "Writing it.", Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"out.txt","content":"hi there"}`}}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Calls: []providertest.Call{{ID: "c2", Name: "sh", Input: `{"command":"cat out.txt; echo; env"}`}}, InputTokens: 20, OutputTokens: 5},
+		providertest.Step{Text: "All done.", InputTokens: 30, OutputTokens: 3},
+	)
+	capDir := filepath.Join(root, "cap")
+	os.MkdirAll(capDir, 0o755)
+	manifestPath := filepath.Join(capDir, "murmur.yaml")
+	os.WriteFile(manifestPath, []byte(strings.ReplaceAll(capsule, "%ENDPOINT%", prov.URL)), 0o644)
+	mur(t, capDir, "install")
+
+	var stdout, stderr bytes.Buffer
+	code := launch.Run(context.Background(), launch.Flags{Manifest: manifestPath, Task: "write out.txt"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Writing it.") || !strings.Contains(stdout.String(), "All done.") {
+		t.Errorf("streamed text = %q", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "status: ok") {
+		t.Errorf("status line missing: %s", stderr.String())
+	}
+
+	reqs := prov.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("provider saw %d requests, want 3", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.Path != "/v1/chat/completions" {
+			t.Errorf("request path %q", r.Path)
+		}
+		if got := r.Header.Values("Authorization"); len(got) != 1 || got[0] != "Bearer "+key {
+			t.Errorf("Authorization = %q: the gateway attaches exactly one key header", got)
+		}
+	}
+	// The shell command's output (it printed its whole environment) went
+	// back to the model in the third request: the key must not be in it.
+	if raw := string(reqs[2].Raw); strings.Contains(raw, key) || !strings.Contains(raw, "hi there") {
+		t.Errorf("third request: key leaked=%v, tool output present=%v", strings.Contains(raw, key), strings.Contains(raw, "hi there"))
+	}
+
+	lines := trace(t, home)
+	types := map[string]int{}
+	for _, l := range lines {
+		types[l["event"].(string)]++
+		b, _ := json.Marshal(l)
+		if strings.Contains(string(b), key) {
+			t.Errorf("trace line %s carries the key", l["event"])
+		}
+	}
+	for ev, n := range map[string]int{"session_start": 1, "task_start": 1, "inference": 3, "tool_call": 2, "shell": 1, "task_end": 1, "session_end": 1} {
+		if types[ev] != n {
+			t.Errorf("trace has %d %s lines, want %d (all: %v)", types[ev], ev, n, types)
+		}
+	}
+	gws := lines[0]["gateways"].([]any)
+	if g := gws[0].(map[string]any); g["credential_source"] != "config" || g["artifact"] != "murmur/driver-openai" {
+		t.Errorf("session_start.gateways = %v", gws)
+	}
+	for _, l := range lines {
+		if l["event"] == "tool_call" && l["tool"] == "file-go" {
+			if l["state_effect"] != "mutate" || l["resource_id"] != "file:out.txt" {
+				t.Errorf("file-go tool_call = %v", l)
+			}
+		}
+	}
+	work, _ := filepath.Glob(filepath.Join(capDir, "workdir", "ses_*", "out.txt"))
+	if len(work) != 1 {
+		t.Fatalf("work folder file: %v", work)
+	}
+	if b, _ := os.ReadFile(work[0]); string(b) != "hi there" {
+		t.Errorf("out.txt = %q", b)
+	}
+}
+
+// TestRunRefusesBeforeAnySession: refusals leave no session directory.
+func TestRunRefusesBeforeAnySession(t *testing.T) {
+	cases := []struct {
+		name, manifest, code string
+	}{
+		{"invalid manifest", "name: x\nversion: \"1\"\nregistry: foo\n", "E-MAN-003"},
+		{"no driver", "name: x\nversion: \"1\"\n", "E-MAN-003"},
+		{"driver not installed", "name: x\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n", "E-RUN-006"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			t.Setenv("HOME", filepath.Join(root, "home"))
+			p := filepath.Join(root, "murmur.yaml")
+			os.WriteFile(p, []byte(c.manifest), 0o644)
+			var stdout, stderr bytes.Buffer
+			code := launch.Run(context.Background(), launch.Flags{Manifest: p, Task: "x"}, &stdout, &stderr)
+			if code != 2 || !strings.Contains(stderr.String(), c.code) {
+				t.Fatalf("exit %d, stderr %q; want 2 with %s", code, stderr.String(), c.code)
+			}
+			for _, d := range []string{filepath.Join(root, "home", ".murmur", "records"), filepath.Join(root, "workdir")} {
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					t.Errorf("%s exists after a refusal", d)
+				}
+			}
+		})
+	}
+}
