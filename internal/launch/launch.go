@@ -396,4 +396,3 @@ func (s *lineWriter) endLine() {
 		s.midLine = false
 	}
 }
-
