@@ -47,6 +47,8 @@ type Config struct {
 	// default (five minutes, or a tenth of the deadline when shorter).
 	DeadlineNoticeSecs *int
 	ToolRefresh        string
+	// Retain is trace.retain; nil deletes nothing, ever.
+	Retain *session.Retain
 }
 
 // Options is one mur run launch.
@@ -84,6 +86,9 @@ type Options struct {
 	// session_end is written, so their last records precede it.
 	OnEvents func(session.Dirs, event.Sink)
 	OnEnd    func()
+	// SessionFields are added to session_start as they are: what other
+	// areas decide at launch (effective_grants, containment).
+	SessionFields map[string]any
 }
 
 // Exit codes of mur run.
@@ -302,6 +307,21 @@ func Open(o Options) (*Session, int, error) {
 	sess := &Session{Dirs: dirs, Loop: l, events: &events, tw: tw, stderr: stderr, now: now, start: start, onEnd: o.OnEnd}
 	sess.Task, sess.TaskSource, sess.TaskErr = session.LaunchTask(o.Task, dirs.Workdir)
 	events.Emit(event.Event{Type: "session_start", Fields: sessionStart(o, dirs, limits, prompt, inv, capture, retry, l, sess.TaskSource)})
+	if cfg.Retain != nil {
+		removed, err := session.Sweep(dirs, o.ManifestDir, *cfg.Retain, now())
+		for _, r := range removed {
+			f := map[string]any{"session_id": r.ID, "reason": r.Reason, "records_dir": r.Records}
+			if r.Workdir != "" {
+				f["workdir"] = r.Workdir
+			}
+			events.Emit(event.Event{Type: "retention", Fields: f})
+		}
+		if err != nil {
+			// A session that cannot be removed is reported, not fatal:
+			// the running session is not at fault.
+			fmt.Fprintf(stderr, "mur: %s: %v\n", dirs.ID, err)
+		}
+	}
 	return sess, ExitCodeOK, nil
 }
 
@@ -361,6 +381,11 @@ func sessionStart(o Options, dirs session.Dirs, limits []Limits, prompt Prompt, 
 	}
 	if o.Gateways != nil {
 		f["gateways"] = o.Gateways
+	}
+	for k, v := range o.SessionFields {
+		if _, taken := f[k]; !taken {
+			f[k] = v
+		}
 	}
 	return f
 }
