@@ -288,3 +288,22 @@ func TestSessionRunsSeveralTasks(t *testing.T) {
 	}
 	r.wantStderr("2 turns, 35 tokens")
 }
+
+func TestRetentionAtLaunch(t *testing.T) {
+	first := newRun(t, providertest.Anthropic, providertest.Step{Text: "one"}).launch()
+	second := newRun(t, providertest.Anthropic, providertest.Step{Text: "two"})
+	second.opts.ManifestDir, second.opts.MurmurHome = first.opts.ManifestDir, first.opts.MurmurHome
+	second.opts.Config.Retain = &session.Retain{MaxSessions: 1}
+	second.launch()
+	second.wantCode(0)
+	if _, err := os.Stat(first.dirs.Records); err == nil {
+		t.Fatal("the older session survived max_sessions: 1")
+	}
+	if _, err := os.Stat(first.dirs.Workdir); err == nil {
+		t.Fatal("its runtime-created work folder survived")
+	}
+	r := second.lines("retention")
+	if len(r) != 1 || r[0].String("session_id") != first.dirs.ID || r[0].String("reason") != "max_sessions" {
+		t.Fatalf("retention lines %v", r)
+	}
+}
