@@ -225,3 +225,105 @@ func TestFixtureTCPConnectGoverned(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// limitsInstance instantiates limits.wat on a WASI-defined linker under
+// limits.
+func limitsInstance(t *testing.T, limits cm.Limits) (*cm.Instance, error) {
+	t.Helper()
+	e, err := cm.NewEngine(cm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	text, err := os.ReadFile(filepath.Join("testdata", "limits.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := e.CompileText(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.NewLinker()
+	if err := Define(l); err != nil {
+		t.Fatal(err)
+	}
+	x, err := NewCtx(Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	s, err := e.NewStore(limits, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return l.Instantiate(context.Background(), s, comp)
+}
+
+func TestFixtureExhaustionContained(t *testing.T) {
+	t.Run("spin forever hits the deadline", func(t *testing.T) {
+		inst, err := limitsInstance(t, cm.Limits{Deadline: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := inst.Func("spin")
+		start := time.Now()
+		_, err = f.Call(context.Background())
+		if !errors.Is(err, cm.ErrDeadline) || time.Since(start) > 5*time.Second {
+			t.Fatalf("spin: %v after %s", err, time.Since(start))
+		}
+	})
+	t.Run("spin forever ends with its context", func(t *testing.T) {
+		inst, err := limitsInstance(t, cm.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := inst.Func("spin")
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if _, err = f.Call(ctx); err == nil {
+			t.Fatal("spin returned")
+		}
+	})
+	t.Run("balloon memory stops at the limit", func(t *testing.T) {
+		const limit = 8 << 20
+		inst, err := limitsInstance(t, cm.Limits{MemoryBytes: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := inst.Func("balloon")
+		v, err := f.Call(context.Background())
+		if err != nil {
+			if !errors.Is(err, cm.ErrMemoryLimit) {
+				t.Fatalf("balloon: %v", err)
+			}
+			return
+		}
+		if pages := v.U32(); pages*65536 > limit {
+			t.Fatalf("memory grew to %d pages past the %d-byte limit", pages, limit)
+		}
+	})
+	t.Run("table growth stops at the limit", func(t *testing.T) {
+		inst, err := limitsInstance(t, cm.Limits{TableElements: 5000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := inst.Func("grow-table")
+		v, err := f.Call(context.Background())
+		if err != nil {
+			if !errors.Is(err, cm.ErrTableLimit) {
+				t.Fatalf("grow-table: %v", err)
+			}
+			return
+		}
+		if v.U32() > 5000 {
+			t.Fatalf("table grew to %d past 5000", v.U32())
+		}
+	})
+	t.Run("too many instances refused", func(t *testing.T) {
+		_, err := limitsInstance(t, cm.Limits{Instances: 4})
+		if !errors.Is(err, cm.ErrInstanceLimit) {
+			t.Fatalf("instantiate: %v", err)
+		}
+	})
+}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -219,4 +221,36 @@ func TestReadOnlyMatchesByComponent(t *testing.T) {
 	if !errors.Is(p.checkWrite("w", "tests/x"), ErrReadOnly) {
 		t.Error("checkWrite did not wrap ErrReadOnly")
 	}
+}
+
+// FuzzResolve checks the containment invariant on arbitrary guest paths
+// over a tree with symlinks pointing in and out: a resolved path is always
+// relative, clean, free of ".." and, when it exists, really under the
+// preopen on the host.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{"src/main.txt", "../sibling", "/etc/passwd", "rel-out", "sneaky/secret",
+		"src/to-tests/t.txt", "loop1", "a/../../b", "./././x", "src//deep/..", "abs-link/x"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, guest string, follow bool) {
+		wd, p := newTree(t)
+		rel, err := p.Resolve(".", guest, follow)
+		if err != nil {
+			return
+		}
+		if strings.HasPrefix(rel, "/") || rel != path.Clean(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+			t.Fatalf("Resolve(%q) = %q: not a clean relative path", guest, rel)
+		}
+		host, err := filepath.EvalSymlinks(filepath.Join(p.HostDir, rel))
+		if err != nil {
+			return
+		}
+		root, _ := filepath.EvalSymlinks(filepath.Join(wd, "proj"))
+		if !follow {
+			return // a final symlink is returned unfollowed on purpose
+		}
+		if host != root && !strings.HasPrefix(host, root+string(filepath.Separator)) {
+			t.Fatalf("Resolve(%q) = %q, which is %s on the host, outside %s", guest, rel, host, root)
+		}
+	})
 }

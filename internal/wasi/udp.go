@@ -144,8 +144,12 @@ func (in *DatagramIn) Receive(max uint64) ([]Datagram, error) {
 	var out []Datagram
 	buf := make([]byte, 65536)
 	for uint64(len(out)) < max {
-		// A deadline in the past makes the read non-blocking.
-		s.conn.SetReadDeadline(time.Now())
+		if !(&udpReadable{s: s}).Ready() {
+			break
+		}
+		// Data is waiting, so the read returns at once; the deadline only
+		// bounds a race with another reader of the socket.
+		s.conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 		n, from, err := s.conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
