@@ -198,7 +198,7 @@ func (d *decoder) gateway(o *obj, parent *obj) *Gateway {
 		return nil
 	}
 	g := &Gateway{}
-	if !o.has("endpoint") {
+	if !o.present("endpoint") {
 		d.report(diag.ManInvalid, parent.kn("gateway"), o.field("endpoint"), "is required when gateway: is set: name the upstream URL the key is sent to")
 	} else {
 		g.Endpoint = o.strv("endpoint")
@@ -225,7 +225,7 @@ func (d *decoder) capabilities(o *obj, role string) *Capabilities {
 	}
 	if s := o.sub("peer_fetch"); s != nil {
 		c.PeerFetch = &PeerFetch{Allow: s.strings("allow")}
-		if !s.has("allow") {
+		if !s.present("allow") {
 			d.report(diag.ManInvalid, o.kn("peer_fetch"), s.field("allow"), "is required and must be non-empty when the peer_fetch: block is present; omit the block to allow no peer")
 		}
 		s.unknown()
@@ -268,14 +268,14 @@ func (d *decoder) capabilities(o *obj, role string) *Capabilities {
 	}
 	if s := o.sub("conversation"); s != nil {
 		c.Conversation = &ReadGrant{Read: s.boolean("read")}
-		if !s.has("read") && role != "" {
+		if !s.present("read") && role != "" {
 			d.report(diag.ManInvalid, o.kn("conversation"), s.field("read"), "is required in a conversation: block and never inferred; write read: true or remove the block")
 		}
 		s.unknown()
 	}
 	if s := o.sub("task_io"); s != nil {
 		c.TaskIO = &ReadGrant{Read: s.boolean("read")}
-		if !s.has("read") && role == RoleHook {
+		if !s.present("read") && role == RoleHook {
 			d.report(diag.ManInvalid, o.kn("task_io"), s.field("read"), "is required in a task_io: block and never inferred; write read: true or remove the block")
 		}
 		s.unknown()
@@ -286,7 +286,7 @@ func (d *decoder) capabilities(o *obj, role string) *Capabilities {
 	}
 	if s := o.sub("plan"); s != nil {
 		c.Plan = &Plan{Submit: s.boolean("submit")}
-		if !s.has("submit") {
+		if !s.present("submit") {
 			d.report(diag.ManInvalid, o.kn("plan"), s.field("submit"), "is required in a plan: block and never inferred; write submit: true, or omit the block to grant no plans")
 		}
 		s.unknown()
@@ -312,7 +312,7 @@ func (d *decoder) shell(s *obj) *Shell {
 			return
 		}
 		ir := InterpreterRuntime{Binary: d.requiredString(o, "binary")}
-		if !o.has("dirs") {
+		if !o.present("dirs") {
 			d.report(diag.ManInvalid, o.n, o.field("dirs"), "is required: name at least one host directory")
 		}
 		o.list("dirs", func(j int, dpath string, dn *yaml.Node) {
@@ -324,7 +324,7 @@ func (d *decoder) shell(s *obj) *Shell {
 			if dir.Path != "" && !strings.HasPrefix(dir.Path, "/") {
 				d.report(diag.ManInvalid, do.kn("path"), do.field("path"), "must be an absolute host path starting with /, not %q", dir.Path)
 			}
-			if !do.has("list_dir") {
+			if !do.present("list_dir") {
 				d.report(diag.ManInvalid, do.n, do.field("list_dir"), "is required and never inferred: write list_dir: true to allow listing the directory, false to allow opening files by exact name only")
 			} else if b := do.boolean("list_dir"); b != nil {
 				dir.ListDir = *b
@@ -332,7 +332,7 @@ func (d *decoder) shell(s *obj) *Shell {
 			do.unknown()
 			ir.Dirs = append(ir.Dirs, dir)
 		})
-		if o.has("dirs") && len(ir.Dirs) == 0 {
+		if o.present("dirs") && len(ir.Dirs) == 0 {
 			d.report(diag.ManInvalid, o.kn("dirs"), o.field("dirs"), "must name at least one directory")
 		}
 		o.unknown()
@@ -361,7 +361,7 @@ func (d *decoder) door(o *obj) *Door {
 	}
 	if s := o.sub("authentication"); s != nil {
 		au := &Authentication{}
-		if !s.has("scheme") {
+		if !s.present("scheme") {
 			d.report(diag.ManInvalid, o.kn("authentication"), s.field("scheme"), "is required in the block: write scheme: bearer")
 		} else if v := s.strv("scheme"); v != "bearer" {
 			d.report(diag.ManInvalid, s.kn("scheme"), s.field("scheme"), "must be bearer, the only scheme, not %q", v)
@@ -411,7 +411,7 @@ var retiredScopes = map[string]string{
 
 func (d *decoder) checkScopes(co *obj, scopes []string) {
 	field := co.field("scopes")
-	if !co.has("scopes") || len(scopes) == 0 {
+	if !co.present("scopes") || len(scopes) == 0 {
 		d.report(diag.ManInvalid, co.n, field, "is required and must name at least one scope")
 		return
 	}
@@ -448,7 +448,7 @@ func (d *decoder) context(o *obj) *Context {
 		s := o.sub("retain")
 		if s != nil {
 			c.Retain = &ContextRetain{MaxMessages: s.integer("max_messages", 1), MaxAge: d.duration(s, "max_age", "smhd")}
-			d.nonEmptyRetain(o, s)
+			d.nonEmptyRetain(o, s, "max_messages", "max_age")
 			s.unknown()
 		}
 	}
@@ -460,10 +460,15 @@ func (d *decoder) context(o *obj) *Context {
 	return c
 }
 
-func (d *decoder) nonEmptyRetain(parent, s *obj) {
-	if len(s.keys) == 0 {
-		d.report(diag.ManInvalid, parent.kn("retain"), s.path, "is present but empty; omit the block to declare no retention policy")
+// nonEmptyRetain refuses a retain block that sets neither of its limits:
+// omitting the block is how a capsule declares no policy.
+func (d *decoder) nonEmptyRetain(parent, s *obj, limits ...string) {
+	for _, k := range limits {
+		if s.present(k) {
+			return
+		}
 	}
+	d.report(diag.ManInvalid, parent.kn("retain"), s.path, "is present but sets neither %s; omit the block to declare no retention policy", strings.Join(limits, " nor "))
 }
 
 // fraction reads a float in (0, 1), or (0, 1] when closed.
@@ -532,7 +537,7 @@ func (d *decoder) trace(o *obj) *Trace {
 	if o.has("retain") {
 		if s := o.sub("retain"); s != nil {
 			t.Retain = &TraceRetain{MaxSessions: s.integer("max_sessions", 1), MaxAge: d.duration(s, "max_age", "smhd")}
-			d.nonEmptyRetain(o, s)
+			d.nonEmptyRetain(o, s, "max_sessions", "max_age")
 			s.unknown()
 		}
 	}
@@ -542,7 +547,7 @@ func (d *decoder) trace(o *obj) *Trace {
 
 func (d *decoder) driverRef(o *obj, path string) *DriverRef {
 	dr := &DriverRef{Artifact: o.strv("artifact")}
-	if !o.has("artifact") {
+	if !o.present("artifact") {
 		d.report(diag.ManInvalid, o.n, o.field("artifact"), "is required: name the runtime: driver entry of artifacts:")
 	}
 	if o.has("config") {
@@ -669,7 +674,7 @@ func (d *decoder) lifecycle(o *obj) *Lifecycle {
 			kw.Message = *p
 		}
 		limField := s.field("limit")
-		if !s.has("limit") {
+		if !s.present("limit") {
 			d.report(diag.ManInvalid, o.kn("keep_working"), limField, "invalid lifecycle config for '%s': is required; omit lifecycle.keep_working to turn the option off", limField)
 		} else if v := s.integer("limit", 0); v != nil {
 			if *v < 1 {
@@ -687,7 +692,7 @@ func (d *decoder) lifecycle(o *obj) *Lifecycle {
 		} else {
 			dc.Command = *p
 		}
-		if !s.has("limit") {
+		if !s.present("limit") {
 			d.report(diag.ManInvalid, o.kn("done_check"), s.field("limit"), "is required")
 		} else if v := s.integer("limit", 0); v != nil {
 			dc.Limit = *v
@@ -703,7 +708,7 @@ func (d *decoder) lifecycle(o *obj) *Lifecycle {
 func (d *decoder) exports(o *obj) *Exports {
 	e := &Exports{}
 	root := func(s *obj) string {
-		if !s.has("root") {
+		if !s.present("root") {
 			d.report(diag.ManInvalid, s.n, s.field("root"), "is required: name a subtree of the work folder")
 			return ""
 		}
@@ -718,7 +723,7 @@ func (d *decoder) exports(o *obj) *Exports {
 	}
 	if s := o.sub("files"); s != nil {
 		f := &FilesExport{Root: root(s)}
-		if !s.has("mode") {
+		if !s.present("mode") {
 			d.report(diag.ManInvalid, s.n, s.field("mode"), "is required: write mode: read-only")
 		} else {
 			f.Mode = s.enum("mode", "read-only")
@@ -736,7 +741,7 @@ func (d *decoder) exports(o *obj) *Exports {
 		if isNull(n) || n.Kind == yaml.MappingNode {
 			s := d.mapping(n, o.field("peer_tasks"))
 			pt := &PeerTasks{}
-			if !s.has("accept") {
+			if !s.present("accept") {
 				d.report(diag.ManInvalid, o.kn("peer_tasks"), s.field("accept"), "is required: write accept: true to serve peer tasks or accept: false to refuse them")
 			} else if b := s.boolean("accept"); b != nil {
 				pt.Accept = *b

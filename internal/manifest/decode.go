@@ -137,6 +137,18 @@ func (o *obj) index(key string) int {
 
 func (o *obj) has(key string) bool { return o.index(key) >= 0 }
 
+// present reports key written with a non-null value: a required field
+// written as "key:" with nothing after it is missing. The key counts as
+// read either way, so it is not also reported as unknown.
+func (o *obj) present(key string) bool {
+	i := o.index(key)
+	if i < 0 {
+		return false
+	}
+	o.used[i] = true
+	return !isNull(o.vnodes[i])
+}
+
 // kn is the key node of key, nil when absent.
 func (o *obj) kn(key string) *yaml.Node {
 	if i := o.index(key); i >= 0 {
@@ -323,7 +335,7 @@ func (o *obj) strings(key string) []string {
 		}
 		out = append(out, n.Value)
 	})
-	if present && out == nil {
+	if present && out == nil && !isNull(o.vn(key)) {
 		out = []string{}
 	}
 	return out

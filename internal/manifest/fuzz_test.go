@@ -51,8 +51,13 @@ func FuzzCapsule(f *testing.F) {
 			t.Fatalf("re-encoded manifest is refused:\n%s\n%v", out, ds2.Errors())
 		}
 		e := c.Effective()
-		if _, err := yaml.Marshal(e); err != nil {
+		eout, err := yaml.Marshal(e)
+		if err != nil {
 			t.Fatalf("effective manifest does not re-encode: %v", err)
+		}
+		// Defaults never make a valid manifest invalid.
+		if e2, ds3 := ParseCapsule("murmur.yaml", eout); e2 == nil || ds3.HasErrors() {
+			t.Fatalf("effective manifest is refused:\n%s\n%v", eout, ds3.Errors())
 		}
 		_ = ExplainScope(c)
 	})
