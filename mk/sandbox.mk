@@ -7,6 +7,6 @@ test-escape:
 	MUR_TEST_PRIVILEGED=1 $(GO) test -count=1 -v ./tests/escape/ ./internal/sandbox/
 
 bench-sandbox:
-	MUR_TEST_PRIVILEGED=1 $(GO) test -run '^$$' -bench Sandboxed -benchtime 200x ./internal/sandbox/
+	MUR_TEST_PRIVILEGED=1 $(GO) test -run '^$$' -bench Sandboxed -benchtime 100x ./internal/sandbox/
 
 CI_TARGETS += test-escape

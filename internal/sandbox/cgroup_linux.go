@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +23,12 @@ type cgroupScope struct {
 	v2   string
 	v2fd int
 	v1   map[string]string // controller -> directory
+	// v1rel is each v1 directory's path within its hierarchy, as
+	// /proc/<pid>/cgroup shows it, keyed by the v1 controller name.
+	v1rel map[string]string
+	// spare is the runtime's pid, never killed: its spawner thread sits in
+	// the v1 directories, whose cgroup.procs then list the runtime.
+	spare int
 	// enforced lists the limits actually written, for the report.
 	enforced []string
 	warnings diag.List
@@ -30,7 +37,8 @@ type cgroupScope struct {
 // newCgroupScope creates the scope named name and writes the policy's
 // limits. Limits a controller cannot take are left out and reported.
 func newCgroupScope(h Host, name string, c Cgroup, workdir string) (*cgroupScope, error) {
-	s := &cgroupScope{v2fd: -1, v1: map[string]string{}}
+	s := &cgroupScope{v2fd: -1, v1: map[string]string{}, v1rel: map[string]string{}, spare: os.Getpid()}
+	own := ownCgroups()
 	if h.CgroupV2 != "" {
 		var want []string
 		for _, ctl := range []string{"memory", "pids", "cpu", "io"} {
@@ -66,6 +74,7 @@ func newCgroupScope(h Host, name string, c Cgroup, workdir string) (*cgroupScope
 			return nil, fmt.Errorf("create cgroup v1 %s scope: %w", ctl, err)
 		}
 		s.v1[ctl] = dir
+		s.v1rel[v1Name[ctl]] = path.Join(own[v1Name[ctl]], name)
 	}
 	if err := s.setLimits(c, workdir); err != nil {
 		s.remove()
@@ -84,6 +93,9 @@ func (s *cgroupScope) dir(ctl string) (string, bool) {
 	}
 	return "", false
 }
+
+// v1Name is each controller's name on a cgroup v1 hierarchy.
+var v1Name = map[string]string{"memory": "memory", "pids": "pids", "cpu": "cpu", "io": "blkio"}
 
 var ctlProbeFile = map[string]string{"memory": "memory.max", "pids": "pids.max", "cpu": "cpu.max", "io": "io.max"}
 
@@ -218,13 +230,37 @@ func (s *cgroupScope) counters() (oom, pidsMax int64) {
 	return oom, pidsMax
 }
 
-// procsFile is the cgroup.procs file commands join, for v1 controllers.
+// v1Procs lists the cgroup.procs files of the v1 directories.
 func (s *cgroupScope) v1Procs() []string {
 	var out []string
 	for _, d := range s.v1 {
 		out = append(out, filepath.Join(d, "cgroup.procs"))
 	}
 	return out
+}
+
+// v1Joins is what a command's init joins when it was not born there.
+func (s *cgroupScope) v1Joins() []cgroupJoin {
+	var out []cgroupJoin
+	for ctl, d := range s.v1 {
+		out = append(out, cgroupJoin{Controller: v1Name[ctl], Path: s.v1rel[v1Name[ctl]], Procs: filepath.Join(d, "cgroup.procs")})
+	}
+	return out
+}
+
+// adoptThread moves the calling thread alone into the v1 directories, so
+// that processes it forks are born in them. Migrating a task on a v1
+// hierarchy waits for an RCU grace period (15–30 ms measured here); paying
+// it once per session instead of once per command is most of the sandbox's
+// per-call overhead on a hybrid host.
+func (s *cgroupScope) adoptThread() error {
+	tid := []byte(strconv.Itoa(unix.Gettid()))
+	for _, d := range s.v1 {
+		if err := os.WriteFile(filepath.Join(d, "tasks"), tid, 0); err != nil {
+			return fmt.Errorf("cgroup spawner thread: %w", err)
+		}
+	}
+	return nil
 }
 
 // kill ends every process in the scope and waits until it is empty.
@@ -237,6 +273,9 @@ func (s *cgroupScope) kill() {
 		left := 0
 		for _, f := range s.allProcs() {
 			for _, pid := range readPids(f) {
+				if pid == s.spare {
+					continue
+				}
 				left++
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}

@@ -28,9 +28,10 @@ type initSpec struct {
 	// NetnsFD is the inherited descriptor of the session's network
 	// namespace, or -1.
 	NetnsFD int `json:"netns_fd"`
-	// CgroupProcs are cgroup v1 cgroup.procs files to join (v2 membership
-	// is set at clone time).
-	CgroupProcs []string `json:"cgroup_procs,omitempty"`
+	// CgroupJoin are the cgroup v1 directories to be in (v2 membership is
+	// set at clone time); a command started by Session.Start is born in
+	// them and joins nothing.
+	CgroupJoin []cgroupJoin `json:"cgroup_join,omitempty"`
 	Rlimits     []rlimit `json:"rlimits,omitempty"`
 
 	// Mounts is set when the init runs in its own mount namespace.
@@ -42,6 +43,12 @@ type initSpec struct {
 	UnixSockets bool           `json:"unix_sockets"`
 	// Proxy is the egress proxy's URL, set in the target's environment.
 	Proxy string `json:"proxy,omitempty"`
+}
+
+type cgroupJoin struct {
+	Controller string `json:"controller"` // v1 name, as in /proc/self/cgroup
+	Path       string `json:"path"`       // within the hierarchy
+	Procs      string `json:"procs"`      // the cgroup.procs file
 }
 
 type rlimit struct {
@@ -113,10 +120,20 @@ func runInit(s *initSpec) error {
 		}
 		unix.Close(s.NetnsFD)
 	}
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	for _, p := range s.CgroupProcs {
-		if err := os.WriteFile(p, pid, 0); err != nil {
+	if len(s.CgroupJoin) > 0 {
+		b, err := os.ReadFile("/proc/self/cgroup")
+		if err != nil {
 			return fmt.Errorf("join cgroup: %w", err)
+		}
+		cur := parseProcCgroup(string(b))
+		pid := []byte(strconv.Itoa(os.Getpid()))
+		for _, j := range s.CgroupJoin {
+			if cur[j.Controller] == j.Path {
+				continue
+			}
+			if err := os.WriteFile(j.Procs, pid, 0); err != nil {
+				return fmt.Errorf("join cgroup: %w", err)
+			}
 		}
 	}
 	if s.Mounts != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type Session struct {
 
 	cg      *cgroupScope
 	watcher *os.File // write end of the watcher's pipe
+	// spawn runs Start requests on a thread that lives in the scope's v1
+	// directories; nil when there are none.
+	spawn chan spawnReq
 	netns   *os.File
 	proxy   *egressProxy
 	proxyLn net.Listener
@@ -100,6 +104,11 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 	}
 	if err := s.plan(name); err != nil {
 		return fail(err)
+	}
+	if s.cg != nil && len(s.cg.v1) > 0 {
+		if err := s.startSpawner(); err != nil {
+			return fail(err)
+		}
 	}
 	if s.cg != nil {
 		w, err := startWatcher(s.cg, s.rootDir)
@@ -185,11 +194,16 @@ func (s *Session) plan(name string) error {
 	// domain: the runtime's and other sessions' command lines stay hidden.
 	m.Proc = true
 	for _, e := range p.ExecPaths {
-		if r, err := filepath.EvalSymlinks(e); err == nil {
-			e = r
+		// Both the name the command is run by and what it resolves to: a
+		// composed root must hold the former, Landlock rules the latter.
+		paths := []string{e}
+		if r, err := filepath.EvalSymlinks(e); err == nil && r != e {
+			paths = append(paths, r)
 		}
-		rules = append(rules, landlockRule{Path: e, Kind: grantReadExec})
-		bindRO(e)
+		for _, x := range paths {
+			rules = append(rules, landlockRule{Path: x, Kind: grantReadExec})
+			bindRO(x)
+		}
 	}
 	for _, d := range p.InterpreterRuntime {
 		k := grantExecRead
@@ -333,6 +347,57 @@ func (s *Session) watch(every time.Duration) {
 	}
 }
 
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startSpawner dedicates a locked OS thread, moved into the scope's v1
+// directories, to starting commands: a process forked there is born in the
+// scope instead of migrating into it.
+func (s *Session) startSpawner() error {
+	s.spawn = make(chan spawnReq)
+	ready := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		// Never unlocked: when this goroutine returns, the runtime ends the
+		// thread, which leaves the scope empty for removal.
+		runtime.LockOSThread()
+		if err := s.cg.adoptThread(); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		for r := range s.spawn {
+			r.done <- r.cmd.Start()
+		}
+	}()
+	if err := <-ready; err != nil {
+		s.spawn = nil
+		return err
+	}
+	return nil
+}
+
+// Start starts a prepared command. It is cmd.Start run where the command is
+// born inside the session's cgroups, which saves a cgroup migration (tens of
+// milliseconds on a hybrid cgroup host) per command; calling cmd.Start
+// directly is equally contained, only slower.
+func (s *Session) Start(cmd *exec.Cmd) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.spawn == nil {
+		return cmd.Start()
+	}
+	done := make(chan error, 1)
+	s.spawn <- spawnReq{cmd: cmd, done: done}
+	return <-done
+}
+
 // Command is exec.CommandContext with Prepare applied, for a command that
 // needs no Dir, Env or ExtraFiles of its own (set those, then call Prepare,
 // otherwise); cancelling ctx kills the command's whole process group. A
@@ -405,7 +470,7 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 			cmd.SysProcAttr.UseCgroupFD = true
 			cmd.SysProcAttr.CgroupFD = s.cg.v2fd
 		}
-		spec.CgroupProcs = s.cg.v1Procs()
+		spec.CgroupJoin = s.cg.v1Joins()
 	}
 	if cmd.Env == nil {
 		cmd.Env = []string{}
@@ -542,6 +607,9 @@ func (s *Session) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	close(s.stop)
+	if s.spawn != nil {
+		close(s.spawn)
+	}
 	s.wg.Wait()
 	if s.cg != nil {
 		s.cg.remove()

@@ -316,3 +316,80 @@ func TestUnprivilegedHost(t *testing.T) {
 		}
 	}
 }
+
+func TestSealedExecPathBySymlink(t *testing.T) {
+	privileged(t)
+	p := testPolicy(t)
+	base, err := os.MkdirTemp("/var/tmp", "mur-exec-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	b, _ := os.ReadFile("/bin/true")
+	for _, d := range []string{"real", "bin"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "real", "tool"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "bin", "tool")
+	if err := os.Symlink("../real/tool", link); err != nil {
+		t.Fatal(err)
+	}
+	p.ExecPaths = []string{link}
+	for _, class := range []Class{Scoped, Sealed} {
+		p.Floor = class
+		s, err := NewSession(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := run(t, s, p.Workdir, link+" && echo ran")
+		s.Close()
+		if err != nil || out != "ran\n" {
+			t.Errorf("%s: allowlisted binary by its link: %q %v", class, out, err)
+		}
+	}
+}
+
+// TestStartBornInScope checks both ways a command reaches the scope: born
+// there via Session.Start, or joining from its init after cmd.Start.
+func TestStartBornInScope(t *testing.T) {
+	privileged(t)
+	p := testPolicy(t)
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if len(s.cg.v1) == 0 {
+		t.Skip("no cgroup v1 controllers on this host: nothing to be born into")
+	}
+	for name, start := range map[string]func(*exec.Cmd) error{"Session.Start": s.Start, "cmd.Start": (*exec.Cmd).Start} {
+		cmd := exec.Command("/bin/cat", "/proc/self/cgroup")
+		if err := s.Prepare(cmd); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		cur := parseProcCgroup(out.String())
+		for _, j := range s.cg.v1Joins() {
+			if cur[j.Controller] != j.Path {
+				t.Errorf("%s: %s cgroup is %q, want %q", name, j.Controller, cur[j.Controller], j.Path)
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(exec.Command("/bin/true")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Start after Close: %v", err)
+	}
+}

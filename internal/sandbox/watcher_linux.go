@@ -19,7 +19,7 @@ const watchArg0 = "mur-sandbox-watch"
 // or died (SIGKILL, OOM), and either way the scope is killed and removed.
 // It runs in its own session so a signal to the runtime's group misses it.
 func startWatcher(cg *cgroupScope, rootDir string) (*os.File, error) {
-	dirs, err := json.Marshal(watchSpec{Cgroups: cg.dirs(), Root: rootDir})
+	dirs, err := json.Marshal(watchSpec{Cgroups: cg.dirs(), Root: rootDir, Runtime: os.Getpid()})
 	if err != nil {
 		return nil, fmt.Errorf("session watcher: %w", err)
 	}
@@ -46,6 +46,7 @@ func startWatcher(cg *cgroupScope, rootDir string) (*os.File, error) {
 type watchSpec struct {
 	Cgroups []string `json:"cgroups"` // v2 directory first, if any
 	Root    string   `json:"root,omitempty"`
+	Runtime int      `json:"runtime"` // never killed (see cgroupScope.spare)
 }
 
 // dirs lists the scope's directories for the watcher: v2 first.
@@ -68,7 +69,7 @@ func runWatcher(arg string) int {
 	}
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	dirs := ws.Cgroups
-	s := &cgroupScope{v2fd: -1, v1: map[string]string{}}
+	s := &cgroupScope{v2fd: -1, v1: map[string]string{}, spare: ws.Runtime}
 	if fileExists(dirs[0] + "/cgroup.kill") {
 		s.v2 = dirs[0]
 		dirs = dirs[1:]

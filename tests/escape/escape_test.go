@@ -150,21 +150,23 @@ func (f *fixture) probe(name string) result {
 	if err := f.s.Prepare(cmd); err != nil {
 		f.t.Fatal(err)
 	}
-	return f.run(cmd)
+	return f.run(cmd, f.s.Start)
 }
 
 func (f *fixture) shell(line string) result {
-	return f.run(f.s.Command(context.Background(), "/bin/sh", "-c", line))
+	// Started with cmd.Start, not Session.Start: the init then joins the
+	// cgroups itself, the path a caller that ignores Start takes.
+	return f.run(f.s.Command(context.Background(), "/bin/sh", "-c", line), (*exec.Cmd).Start)
 }
 
-func (f *fixture) run(cmd *exec.Cmd) result {
+func (f *fixture) run(cmd *exec.Cmd, start func(*exec.Cmd) error) result {
 	var b strings.Builder
 	cmd.Stdout, cmd.Stderr = &b, &b
 	// Processes a case leaves behind may hold the output pipe; the session
 	// kills them, the case need not wait.
 	cmd.WaitDelay = 2 * time.Second
 	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		f.t.Fatalf("start: %v", err)
 	}
 	go func() { done <- cmd.Wait() }()
