@@ -327,3 +327,24 @@ func TestFixtureExhaustionContained(t *testing.T) {
 		}
 	})
 }
+
+func TestFixturePollEndsWithCall(t *testing.T) {
+	inst, _, _ := instantiate(t, "sleep.wat", Policy{})
+	f, err := inst.Func("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.Call(context.Background(), cm.U64(uint64(20*time.Millisecond)))
+	if err != nil || time.Duration(v.U64()) < 20*time.Millisecond {
+		t.Fatalf("20ms sleep: %v, %v", time.Duration(v.U64()), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := f.Call(ctx, cm.U64(uint64(time.Hour))); err == nil {
+		t.Fatal("an hour-long poll returned without error")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("poll outlived its call's context by %s", d)
+	}
+}
