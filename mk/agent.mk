@@ -21,6 +21,7 @@ fuzz-agent:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseResponse$$' -fuzztime 15s ./internal/agent
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime 15s ./internal/agent
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitWords$$' -fuzztime 15s ./internal/agent
+	$(GO) test -run '^$$' -fuzz '^FuzzStreams$$' -fuzztime 15s ./internal/providertest
 
 bench-agent:
 	$(GO) test -run '^$$' -bench 'TurnOverhead' -benchtime 50x ./internal/agent
