@@ -82,7 +82,16 @@ func TestDocsUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: run go run ./internal/diag/gendocs", err)
 	}
-	if !bytes.Equal(got, Markdown()) {
+	meanings, err := Meanings("codes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range Catalogue {
+		if meanings[e.Code] == "" {
+			t.Errorf("%s has no meaning in codes.go", e.Code)
+		}
+	}
+	if !bytes.Equal(got, Markdown(meanings)) {
 		t.Fatal("docs/diagnostics.md is stale: run go run ./internal/diag/gendocs")
 	}
 }

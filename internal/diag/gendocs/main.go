@@ -13,8 +13,14 @@ import (
 
 func main() {
 	out := flag.String("o", "docs/diagnostics.md", "file to write")
+	codes := flag.String("codes", "internal/diag/codes.go", "the code catalogue to read doc comments from")
 	flag.Parse()
-	if err := os.WriteFile(*out, diag.Markdown(), 0o644); err != nil {
+	meanings, err := diag.Meanings(*codes)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gendocs: %v\n", err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*out, diag.Markdown(meanings), 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "gendocs: %v\n", err)
 		os.Exit(1)
 	}
