@@ -18,6 +18,7 @@ bench-wasm:
 fuzz-wasm:
 	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime 30s ./internal/wasm/cm/
 	$(GO) test -run '^$$' -fuzz '^FuzzWat2Wasm$$' -fuzztime 30s ./internal/wasm/cm/
+	$(GO) test -run '^$$' -fuzz '^FuzzRewriteStreams$$' -fuzztime 30s ./internal/wasm/cm/
 	$(GO) test -run '^$$' -fuzz '^FuzzSemver$$' -fuzztime 10s ./internal/wasm/cm/
 
 CI_TARGETS += test-wasm-debug

@@ -446,18 +446,48 @@ func (r *reader) opts() {
 }
 
 // listU8Patches finds, in the instance type at pos, the type declarations
-// that are exactly list<u8> and turns each into string.
+// that are exactly list<u8> and turns each into string. If the instance
+// type exports one of them by name (so the list type could be used outside
+// the streams functions), nothing is patched.
 func listU8Patches(wasm []byte, pos int) []patch {
 	r := &reader{b: wasm, pos: pos}
 	if r.byte_() != 0x42 {
 		panic(errRewrite)
 	}
 	var out []patch
+	patched := map[uint32]bool{}
+	var types uint32 // the instance type's local type index space
 	r.vec(func() {
-		if r.peek() == 0x01 && r.pos+2 < len(wasm) && wasm[r.pos+1] == 0x70 && wasm[r.pos+2] == 0x7d {
-			out = append(out, patch{r.pos + 1, r.pos + 3, []byte{0x73}})
+		switch r.peek() {
+		case 0x01:
+			if r.pos+2 < len(wasm) && wasm[r.pos+1] == 0x70 && wasm[r.pos+2] == 0x7d {
+				out = append(out, patch{r.pos + 1, r.pos + 3, []byte{0x73}})
+				patched[types] = true
+			}
+			types++
+			r.instancedecl()
+		case 0x02:
+			r.pos++
+			if sort, _, _, _ := r.alias(); sort == 0x03 {
+				types++
+			}
+		case 0x04:
+			r.pos++
+			r.externName()
+			start := r.pos
+			if k, _ := r.externdesc(); k == 0x03 {
+				// (type (eq i)) re-exports local type i under a name.
+				if wasm[start+1] == 0x00 {
+					eq := &reader{b: wasm, pos: start + 2}
+					if patched[eq.u32()] {
+						panic(errRewrite)
+					}
+				}
+				types++
+			}
+		default:
+			r.instancedecl()
 		}
-		r.instancedecl()
 	})
 	return out
 }

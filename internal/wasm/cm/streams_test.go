@@ -212,3 +212,36 @@ func TestRewriteRealGuests(t *testing.T) {
 		})
 	}
 }
+
+// TestRewriteSkipsExportedByteType: when the streams instance type names
+// its list<u8> (so it could be used beyond the stream functions), the
+// component is left alone.
+func TestRewriteSkipsExportedByteType(t *testing.T) {
+	wasm, err := Wat2Wasm(`(component
+  (type $streams (instance
+    (type $bytes (list u8))
+    (export "bytes" (type (eq $bytes)))
+    (export "write" (func (param "contents" $bytes) (result u32)))
+  ))
+  (import "wasi:io/streams@0.2.3" (instance $s (type $streams)))
+)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed := rewriteStreams(wasm); changed {
+		t.Fatal("rewritten although the list<u8> type is exported by name")
+	}
+	plain, err := Wat2Wasm(`(component
+  (type $streams (instance
+    (type $bytes (list u8))
+    (export "write" (func (param "contents" $bytes) (result u32)))
+  ))
+  (import "wasi:io/streams@0.2.3" (instance $s (type $streams)))
+)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed := rewriteStreams(plain); !changed {
+		t.Fatal("the plain streams import was not rewritten")
+	}
+}
