@@ -32,7 +32,7 @@ type initSpec struct {
 	// set at clone time); a command started by Session.Start is born in
 	// them and joins nothing.
 	CgroupJoin []cgroupJoin `json:"cgroup_join,omitempty"`
-	Rlimits     []rlimit `json:"rlimits,omitempty"`
+	Rlimits    []rlimit     `json:"rlimits,omitempty"`
 
 	// Mounts is set when the init runs in its own mount namespace.
 	Mounts *mountSpec `json:"mounts,omitempty"`

@@ -37,7 +37,7 @@ type Session struct {
 	watcher *os.File // write end of the watcher's pipe
 	// spawn runs Start requests on a thread that lives in the scope's v1
 	// directories; nil when there are none.
-	spawn chan spawnReq
+	spawn   chan spawnReq
 	netns   *os.File
 	proxy   *egressProxy
 	proxyLn net.Listener
@@ -360,24 +360,40 @@ func (s *Session) startSpawner() error {
 	ready := make(chan error, 1)
 	s.wg.Add(1)
 	go func() {
-		defer s.wg.Done()
-		// Never unlocked: when this goroutine returns, the runtime ends the
-		// thread, which leaves the scope empty for removal.
 		runtime.LockOSThread()
-		if err := s.cg.adoptThread(); err != nil {
-			ready <- err
+		if unix.Gettid() != unix.Getpid() {
+			s.spawnLoop(ready)
 			return
 		}
-		ready <- nil
-		for r := range s.spawn {
-			r.done <- r.cmd.Start()
-		}
+		// The main thread never exits, so it must not be the one that joins
+		// the scope: hold it while a second goroutine, which then cannot
+		// run here, takes another thread.
+		inner := make(chan error, 1)
+		go s.spawnLoop(inner)
+		err := <-inner
+		runtime.UnlockOSThread()
+		ready <- err
 	}()
 	if err := <-ready; err != nil {
 		s.spawn = nil
 		return err
 	}
 	return nil
+}
+
+func (s *Session) spawnLoop(ready chan error) {
+	defer s.wg.Done()
+	// Never unlocked: when this returns, the runtime ends the thread, which
+	// leaves the scope empty for removal.
+	runtime.LockOSThread()
+	if err := s.cg.adoptThread(); err != nil {
+		ready <- err
+		return
+	}
+	ready <- nil
+	for r := range s.spawn {
+		r.done <- r.cmd.Start()
+	}
 }
 
 // Start starts a prepared command. It is cmd.Start run where the command is
