@@ -348,3 +348,21 @@ func TestFixturePollEndsWithCall(t *testing.T) {
 		t.Fatalf("poll outlived its call's context by %s", d)
 	}
 }
+
+func TestFixtureExitStatus(t *testing.T) {
+	for _, tt := range []struct {
+		failed bool
+		code   int
+	}{{false, 0}, {true, 1}} {
+		inst, _, x := instantiate(t, "exit.wat", Policy{})
+		f, _ := inst.Func("quit")
+		_, err := f.Call(context.Background(), cm.Bool(tt.failed))
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != tt.code {
+			t.Fatalf("quit(%v): %v, want ExitError %d", tt.failed, err, tt.code)
+		}
+		if code, ok := x.Exited(); !ok || code != tt.code {
+			t.Fatalf("Exited() = %d, %v", code, ok)
+		}
+	}
+}

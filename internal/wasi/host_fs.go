@@ -28,10 +28,10 @@ func (d *Descriptor) Close() error { return d.f.Close() }
 // checkWrite re-applies the read-only rule to the descriptor's own path.
 func (d *Descriptor) checkWrite(op string) error { return d.po.checkWrite(op, d.rel) }
 
+// dirStream is a directory listing read once at read-directory and handed
+// out an entry at a time.
 type dirStream struct {
-	f       *os.File
 	entries []fs.DirEntry
-	done    bool
 }
 
 func (s *dirStream) Close() error { return nil }

@@ -239,3 +239,61 @@ func TestFieldsRules(t *testing.T) {
 		t.Fatalf("immutable: %v", err)
 	}
 }
+
+func TestHTTPBodyTimeoutsAndAbort(t *testing.T) {
+	h := http.NewServeMux()
+	h.HandleFunc("/stall", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first")
+		w.(http.Flusher).Flush()
+		time.Sleep(time.Second)
+		io.WriteString(w, "late")
+	})
+	got := make(chan string, 1)
+	h.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(b)
+	})
+	srv, c := tlsServer(t, h, func(u *url.URL) []string { return []string{u.Host} }, nil)
+	host := strings.TrimPrefix(srv.URL, "https://")
+
+	resp, herr := do(t, c, "GET", host, "/stall", "", RequestOptions{BetweenBytesTimeout: 100 * time.Millisecond})
+	if herr != nil {
+		t.Fatal(herr)
+	}
+	b, _ := resp.Consume()
+	s, _ := b.Stream()
+	var body []byte
+	var err error
+	for err == nil {
+		var p []byte
+		p, err = s.BlockingRead(context.Background(), 1024)
+		body = append(body, p...)
+	}
+	var se *StreamError
+	if string(body) != "first" || !errors.As(err, &se) || !errors.Is(err, errBetweenBytesTimeout) {
+		t.Fatalf("stalled body: %q, %v", body, err)
+	}
+
+	// A request whose body the guest drops unfinished must not arrive whole.
+	hf, _ := NewFields(nil)
+	r := NewOutgoingRequest(hf)
+	r.Method, r.Scheme, r.Authority, r.Path = "POST", "https", host, "/upload"
+	ob, _ := r.Body()
+	w, _ := ob.Stream()
+	if _, herr := c.Handle(r, RequestOptions{}); herr != nil {
+		t.Fatal(herr)
+	}
+	w.Write([]byte("partial"))
+	ob.Abort()
+	select {
+	case g := <-got:
+		if g == "partial" {
+			t.Fatal("an aborted body reached the server as complete")
+		}
+	case <-time.After(5 * time.Second):
+	}
+}
