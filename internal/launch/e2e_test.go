@@ -84,6 +84,10 @@ artifacts:
       api_key: ${E2E_KEY}
   - name: murmur/file-go
     version: "0.1.0"
+  - name: murmur/greet
+    version: "0.1.0"
+    config:
+      greeting: Howdy
 capabilities:
   shell:
     allow: [sh]
@@ -136,12 +140,14 @@ func TestRunEndToEnd(t *testing.T) {
 	t.Setenv("E2E_KEY", "")
 	publish(t, root, "../../drivers/driver-openai", "driver-openai")
 	publish(t, root, "../../examples/file-go", "file-go")
+	publishNative(t, root)
 	const key = "sk-e2e-secret-0123456789"
 	mur(t, root, "config", "set", "-g", "credentials.E2E_KEY", key)
 
 	prov := providertest.Start(t,
 		providertest.Step{Text: "Writing it.", Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"out.txt","content":"hi there"}`}}, InputTokens: 10, OutputTokens: 5},
 		providertest.Step{Calls: []providertest.Call{{ID: "c2", Name: "sh", Input: `{"command":"cat out.txt; echo; env"}`}}, InputTokens: 20, OutputTokens: 5},
+		providertest.Step{Calls: []providertest.Call{{ID: "c3", Name: "greet", Input: `{"who":"world"}`}}, InputTokens: 25, OutputTokens: 5},
 		providertest.Step{Text: "All done.", InputTokens: 30, OutputTokens: 3},
 	)
 	capDir := filepath.Join(root, "cap")
@@ -163,8 +169,8 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 
 	reqs := prov.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("provider saw %d requests, want 3", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("provider saw %d requests, want 4", len(reqs))
 	}
 	for _, r := range reqs {
 		if r.Path != "/v1/chat/completions" {
@@ -189,10 +195,24 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("trace line %s carries the key", l["event"])
 		}
 	}
-	for ev, n := range map[string]int{"session_start": 1, "task_start": 1, "inference": 3, "tool_call": 2, "shell": 1, "task_end": 1, "session_end": 1} {
+	// The native tool got its JSON input as its argument and its config
+	// in MURMUR_ARTIFACT_CONFIG, and ran contained like a shell command.
+	if raw := string(reqs[3].Raw); !strings.Contains(raw, `Howdy, world`) {
+		t.Errorf("native tool output missing from the fourth request: %s", raw)
+	}
+	for ev, n := range map[string]int{"session_start": 1, "task_start": 1, "inference": 4, "tool_call": 3, "task_end": 1, "session_end": 1} {
 		if types[ev] != n {
 			t.Errorf("trace has %d %s lines, want %d (all: %v)", types[ev], ev, n, types)
 		}
+	}
+	if types["shell"] < 1 {
+		t.Errorf("no shell line: %v", types)
+	}
+	if c, ok := lines[0]["containment"].(map[string]any); !ok || c["achieved"] == "" {
+		t.Errorf("session_start.containment = %v", lines[0]["containment"])
+	}
+	if g, ok := lines[0]["effective_grants"].(map[string]any); !ok || g["capsule"] != "e2e" {
+		t.Errorf("session_start.effective_grants = %v", lines[0]["effective_grants"])
 	}
 	gws := lines[0]["gateways"].([]any)
 	if g := gws[0].(map[string]any); g["credential_source"] != "config" || g["artifact"] != "murmur/driver-openai" {
@@ -240,5 +260,61 @@ func TestRunRefusesBeforeAnySession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// publishNative publishes murmur/greet: a native tool (a shell script)
+// that greets from its config.
+func publishNative(t *testing.T, root string) {
+	t.Helper()
+	dir := filepath.Join(root, "src", "greet")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(`name: greet
+version: "0.1.0"
+description: Greets someone.
+runtime: tool
+implementation: native
+requires_files: [greet.sh]
+input_schema:
+  type: object
+  properties:
+    who: {type: string}
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "greet.sh"), []byte("#!/bin/sh\n"+
+		"g=$(printf '%s' \"$MURMUR_ARTIFACT_CONFIG\" | sed 's/.*\"greeting\":\"\\([^\"]*\\)\".*/\\1/')\n"+
+		"w=$(printf '%s' \"$1\" | sed 's/.*\"who\":\"\\([^\"]*\\)\".*/\\1/')\n"+
+		"echo \"$g, $w\"\n"), 0o755)
+	zip := filepath.Join(root, "greet.mur.zip")
+	mur(t, root, "build", dir, "-o", zip)
+	mur(t, root, "publish", zip, "--scope", "murmur")
+}
+
+// TestRunCredentialRejected: a 401 from the serving driver's upstream ends
+// the task with E-RUN-027 and exit status 1.
+func TestRunCredentialRejected(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	t.Setenv("E2E_KEY", "sk-from-env")
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publish(t, root, "../../examples/file-go", "file-go")
+	publishNative(t, root)
+	prov := providertest.Start(t, providertest.Step{Status: 401, Body: providertest.ErrorBody("invalid api key")})
+	capDir := filepath.Join(root, "cap")
+	os.MkdirAll(capDir, 0o755)
+	manifestPath := filepath.Join(capDir, "murmur.yaml")
+	os.WriteFile(manifestPath, []byte(strings.ReplaceAll(capsule, "%ENDPOINT%", prov.URL)), 0o644)
+	mur(t, capDir, "install")
+	var stdout, stderr bytes.Buffer
+	code := launch.Run(context.Background(), launch.Flags{Manifest: manifestPath, Task: "x"}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "E-RUN-027") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 1 with E-RUN-027", code, stderr.String())
+	}
+	// The key came from the environment: W-SEC-027 says so.
+	if !strings.Contains(stderr.String(), "W-SEC-027") {
+		t.Errorf("no W-SEC-027 for a key read from the environment:\n%s", stderr.String())
+	}
+	if n := len(prov.Requests()); n != 1 {
+		t.Errorf("a rejected credential was retried: %d requests", n)
 	}
 }

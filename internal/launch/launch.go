@@ -87,6 +87,7 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		return refuse(append(warn, diag.New(diag.Code("E-CAP-003"), c.Pos("capabilities.containment"), "capabilities.containment", err.Error())))
 	}
 	floor := sandbox.Achieved(host, sbp).String()
+	report := sandbox.Explain(host, sbp)
 
 	res, sds := store.Stage(ctx, parsed, floor)
 	warn = append(warn, sds.Warnings()...)
@@ -164,8 +165,9 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		Config: cfg, ManifestDir: manifestDir, MurmurHome: murmurHome,
 		Workdir: f.Workdir, Task: f.Task, Deadline: f.Deadline, SystemPrompt: f.SystemPrompt,
 		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
-		OnEvents: func(d session.Dirs, sink event.Sink) { l.start(ctx, d, sink, sbp, stderr) },
-		OnEnd:    l.end,
+		OnEvents:      func(d session.Dirs, sink event.Sink) { l.start(ctx, d, sink, sbp, stderr) },
+		OnEnd:         l.end,
+		SessionFields: map[string]any{"effective_grants": l.scope, "containment": containmentRecord(report)},
 	}
 	if cfg.DoneCheck != nil {
 		opts.Runner = &l.runner
@@ -187,11 +189,12 @@ type launcher struct {
 	stdout io.Writer
 	scope  manifest.Scope
 
-	lazies []*lazyComponent
-	late   []*lateShellTool
-	runner lateRunner
-	shell  *shell.Session
-	sbox   *sandbox.Session
+	lazies  []*lazyComponent
+	late    []*lateShellTool
+	natives []nativeTool
+	runner  lateRunner
+	shell   *shell.Session
+	sbox    *sandbox.Session
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -252,14 +255,19 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 				return nil, fmt.Errorf("artifact %q is not staged", e.Name)
 			}
 			own, _ := l.res.Artifact(e.Name)
-			if own != nil && own.ExecutionType() == "native" {
-				return nil, fmt.Errorf("artifact %q is a native tool; native tools are not wired into mur run in this build", e.Name)
-			}
-			file, err := componentFile(r, own)
+			def, err := toolDef(e.Name, own)
 			if err != nil {
 				return nil, err
 			}
-			def, err := toolDef(e.Name, own)
+			if own != nil && own.ExecutionType() == "native" {
+				t, err := l.nativeTool(e, r, own, def)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, t)
+				continue
+			}
+			file, err := componentFile(r, own)
 			if err != nil {
 				return nil, err
 			}
@@ -309,10 +317,15 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	l.dirs.mu.Lock()
 	l.dirs.workdir = d.Workdir
 	l.dirs.mu.Unlock()
-	if len(l.late) == 0 && l.runner.wait == nil {
+	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil {
 		return
 	}
 	sbp.Workdir, sbp.Home, sbp.Tmp = d.Workdir, d.Home(), d.Tmp()
+	for _, n := range l.natives {
+		// A native tool's executable runs from the verified store; that
+		// file, and nothing else of the store, is granted execute.
+		sbp.ExecPaths = append(sbp.ExecPaths, n.tool.Path)
+	}
 	sb, err := sandbox.NewSession(ctx, sbp)
 	if err != nil {
 		l.failShell(fmt.Errorf("sandbox: %w", err))
@@ -341,12 +354,19 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	for _, lt := range l.late {
 		lt.bind(byName[lt.def.Name], nil)
 	}
+	for _, n := range l.natives {
+		t, err := shelltool.Native(s, n.tool, n.late.def)
+		n.late.bind(t, err)
+	}
 	l.runner.bind(shelltool.Runner{S: s, Workdir: d.Workdir}, nil)
 }
 
 func (l *launcher) failShell(err error) {
 	for _, lt := range l.late {
 		lt.bind(nil, err)
+	}
+	for _, n := range l.natives {
+		n.late.bind(nil, err)
 	}
 	l.runner.bind(nil, err)
 }

@@ -54,3 +54,17 @@ func sandboxPolicy(c *manifest.Capsule) (sandbox.Policy, error) {
 	}
 	return p, nil
 }
+
+// containmentRecord is session_start.containment: the class achieved, the
+// floor declared, and each mechanism with whether it is enforced here.
+func containmentRecord(r sandbox.Report) map[string]any {
+	mech := make([]map[string]any, 0, len(r.Mechanisms))
+	for _, m := range r.Mechanisms {
+		mech = append(mech, map[string]any{"name": m.Name, "enforced": m.Enforced, "detail": m.Detail})
+	}
+	floor := "none"
+	if r.Floor != 0 {
+		floor = r.Floor.String()
+	}
+	return map[string]any{"achieved": r.Achieved.String(), "floor": floor, "mechanisms": mech}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/shell"
 	"github.com/murmur/mur/internal/shell/shelltool"
+	"github.com/murmur/mur/internal/store"
 )
 
 // shellPolicy maps the capsule's shell grant and the session's
@@ -153,4 +154,42 @@ func (r *lateRunner) RunCheck(ctx context.Context, argv []string, dir string, ti
 		return agent.CheckResult{}, r.err
 	}
 	return r.r.RunCheck(ctx, argv, dir, timeout)
+}
+
+// nativeTool is a native tool artifact waiting for the shell session it
+// runs through.
+type nativeTool struct {
+	tool shell.NativeTool
+	late *lateShellTool
+}
+
+// nativeTool builds a native tool's model-facing tool; it runs through the
+// session's shell layer, contained like a shell command, once the session
+// exists.
+func (l *launcher) nativeTool(e manifest.ArtifactRef, r *store.Resolved, own *manifest.Artifact, def agent.ToolDef) (agent.Tool, error) {
+	exe := ""
+	prefix := "tools/" + bareName(r.Name) + "/"
+	for _, f := range own.RequiresFiles {
+		if host, ok := r.Files[prefix+f]; ok {
+			if fi, err := os.Stat(host); err == nil && fi.Mode()&0o111 != 0 {
+				exe = host
+				break
+			}
+		}
+	}
+	if exe == "" {
+		return nil, fmt.Errorf("native tool %q has no executable among its files; list it first in requires_files and keep its mode executable", e.Name)
+	}
+	nt := shell.NativeTool{Name: def.Name, Path: exe}
+	if e.Config != nil {
+		b, err := e.Config.JSON()
+		if err != nil {
+			return nil, fmt.Errorf("artifact %q config: %w", e.Name, err)
+		}
+		nt.Config = b
+	}
+	def.Kind = agent.KindNative
+	lt := &lateShellTool{def: def, ready: make(chan struct{})}
+	l.natives = append(l.natives, nativeTool{tool: nt, late: lt})
+	return lt, nil
 }
