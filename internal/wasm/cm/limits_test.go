@@ -396,3 +396,36 @@ func TestRedefineWhileInstantiating(t *testing.T) {
 	}
 	<-done
 }
+
+// TestHostResultMismatch: a host function returning the wrong type or an
+// invalid value traps the guest; it never reaches wasmtime as a value that
+// would abort the process.
+func TestHostResultMismatch(t *testing.T) {
+	e := newEngine(t, Config{})
+	c := fixture(t, e, "add.wat")
+	for _, tt := range []struct {
+		name string
+		out  Val
+		want error
+	}{
+		{"wrong type", String("not a u32"), ErrTrap},
+		{"invalid utf-8", String("\xff\xfe"), ErrBadValue},
+		{"surrogate char", Char(0xd800), ErrBadValue},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := e.NewLinker()
+			l.Func([]string{"mur:test/host@0.1.2"}, "double", func(*Caller, []Val) (Val, error) { return tt.out, nil })
+			s := newStore(t, e, Limits{}, nil)
+			inst, err := l.Instantiate(context.Background(), s, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := inst.Func("add")
+			_, err = f.Call(context.Background(), U32(1), U32(2))
+			var te *TrapError
+			if !errors.As(err, &te) || !errors.Is(err, tt.want) {
+				t.Fatalf("call: %v, want a trap matching %v", err, tt.want)
+			}
+		})
+	}
+}

@@ -178,7 +178,8 @@ func (st *storeState) callError(e *C.wasmtime_error_t) error {
 	return te
 }
 
-// Caller is what a host function sees of the store that called it.
+// Caller is what a host function sees of the store that called it. It is
+// valid only until the host function returns.
 type Caller struct {
 	st  *storeState
 	ctx *C.wasmtime_context_t
