@@ -12,6 +12,7 @@ import (
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/store"
 )
 
 func init() {
@@ -46,11 +47,13 @@ Exit status 1 when any error is found.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ds := manifest.LoadCapsule(path)
+			var limits []manifest.ChoiceLimits
 			if c != nil && !ds.HasErrors() && !static {
 				for _, check := range doctorChecks {
 					ds = append(ds, check(env, c)...)
 				}
 				ds.Sort()
+				limits = modelLimits(env, c)
 			}
 			if effective && c != nil && !ds.HasErrors() {
 				if err := writeEffective(env.Stdout, c, asJSON); err != nil {
@@ -60,7 +63,7 @@ Exit status 1 when any error is found.`,
 				return nil
 			}
 			if asJSON {
-				if err := writeDiagnosticsJSON(env.Stdout, ds); err != nil {
+				if err := writeDiagnosticsJSON(env.Stdout, ds, limits); err != nil {
 					return err
 				}
 			} else {
@@ -68,6 +71,7 @@ Exit status 1 when any error is found.`,
 				if len(ds) == 0 {
 					fmt.Fprintf(env.Stdout, "%s: no problems found\n", path)
 				}
+				writeLimits(env.Stdout, limits)
 			}
 			if ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
@@ -119,10 +123,56 @@ type jsonDiagnostic struct {
 	Message  string `json:"message"`
 }
 
-func writeDiagnosticsJSON(w io.Writer, ds diag.List) error {
+// modelLimits resolves each transport: http driver choice's output cap,
+// window and input budget against the installed drivers, as a launch
+// would; nothing when a driver is not installed (doctor reports that).
+func modelLimits(env *Env, c *manifest.Capsule) []manifest.ChoiceLimits {
+	if c.Inference == nil || c.Inference.IsProcess() {
+		return nil
+	}
+	floor := ""
+	if c.Capabilities != nil {
+		floor = c.Capabilities.Containment
+	}
+	res, _ := store.Stage(env.Ctx, c, floor)
+	if res == nil {
+		return nil
+	}
+	limits, _ := manifest.ResolveLimits(c, res)
+	return limits
+}
+
+// writeLimits prints each driver choice's resolved limits and where each
+// came from.
+func writeLimits(w io.Writer, limits []manifest.ChoiceLimits) {
+	if len(limits) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "model limits:")
+	for _, l := range limits {
+		window, budget, ceiling := "none", "none", "none"
+		if l.Window > 0 {
+			window = fmt.Sprintf("%d (%s)", l.Window, l.WindowSource)
+		}
+		if l.Ceiling > 0 {
+			ceiling = fmt.Sprint(l.Ceiling)
+		}
+		if l.InputBudget > 0 {
+			budget = fmt.Sprintf("%d (%s)", l.InputBudget, l.BudgetBasis)
+		}
+		outCap := "unresolved"
+		if l.OutputCap > 0 {
+			outCap = fmt.Sprintf("%d (%s)", l.OutputCap, l.OutputCapSource)
+		}
+		fmt.Fprintf(w, "  %s: %s on %s: output cap %s, window %s, ceiling %s, input budget %s\n", l.Choice, l.Model, l.Driver, outCap, window, ceiling, budget)
+	}
+}
+
+func writeDiagnosticsJSON(w io.Writer, ds diag.List, limits []manifest.ChoiceLimits) error {
 	out := struct {
-		Diagnostics []jsonDiagnostic `json:"diagnostics"`
-	}{Diagnostics: []jsonDiagnostic{}}
+		Diagnostics []jsonDiagnostic        `json:"diagnostics"`
+		ModelLimits []manifest.ChoiceLimits `json:"model_limits,omitempty"`
+	}{Diagnostics: []jsonDiagnostic{}, ModelLimits: limits}
 	for _, d := range ds {
 		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{
 			Code: string(d.Code), Severity: d.Severity.String(), File: d.Pos.File,
