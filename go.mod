@@ -3,23 +3,23 @@ module github.com/murmur/mur
 go 1.26.0
 
 require (
+	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
+	github.com/google/uuid v1.6.0
+	github.com/opencontainers/go-digest v1.0.0
+	github.com/opencontainers/image-spec v1.1.1
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
+	github.com/tetratelabs/wazero v1.12.0
+	github.com/tiktoken-go/tokenizer v0.10.0
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.49.0
+	golang.org/x/tools v0.26.0
+	oras.land/oras-go/v2 v2.7.0
 )
 
 require (
-	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/opencontainers/go-digest v1.0.0 // indirect
-	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
-	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/tools v0.26.0 // indirect
-	oras.land/oras-go/v2 v2.7.0 // indirect
 )
