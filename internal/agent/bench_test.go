@@ -44,21 +44,25 @@ func benchLoop(b *testing.B, turns int) (*Loop, func()) {
 }
 
 // BenchmarkTurnOverhead reports the runtime's overhead per turn, excluding
-// the provider, averaged over 20-turn tasks.
+// the provider, averaged over tasks of 20 and of 100 turns (what grows with
+// the conversation is the request's JSON encoding).
 func BenchmarkTurnOverhead(b *testing.B) {
-	const turns = 20
-	tokens.Count("warm the vocabulary")
-	l, done := benchLoop(b, turns)
-	defer done()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		out := l.RunTask(context.Background(), fmt.Sprint("t", i), "", "Read every file and summarise it.")
-		if out.Status != ExitOK || out.Turns != turns {
-			b.Fatalf("%+v", out)
-		}
+	for _, turns := range []int{20, 100} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			tokens.Count("warm the vocabulary")
+			l, done := benchLoop(b, turns)
+			defer done()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				out := l.RunTask(context.Background(), fmt.Sprint("t", i), "", "Read every file and summarise it.")
+				if out.Status != ExitOK || out.Turns != turns {
+					b.Fatalf("%+v", out)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns)/1e6, "ms/turn")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns)/1e6, "ms/turn")
 }
 
 // BenchmarkIdleSessionMemory reports the heap one idle session object
