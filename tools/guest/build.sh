@@ -39,6 +39,12 @@ for dir in "$@"; do
   fi
   name=$(field "$manifest" name)
   role=$(field "$manifest" runtime)
+  # A process driver is a runtime: driver artifact exporting
+  # murmur:driver/process rather than murmur:tool/run; its Go source uses
+  # the processdriver SDK package, which says so.
+  if [ "$role" = driver ] && grep -qs 'murmur/mur/sdk/go/processdriver"' "$dir"/*.go; then
+    role=process-driver
+  fi
   if [ -z "$name" ] || [ -z "$role" ]; then
     echo "build.sh: $manifest: needs name: and runtime:" >&2
     exit 1

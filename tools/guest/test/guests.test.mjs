@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transpile } from '@bytecodealliance/jco';
+import { _setEnv } from '@bytecodealliance/preview2-shim/cli';
 import { surface, badWasi } from '../lib/inspect.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -20,7 +21,7 @@ const examples = path.join(root, 'examples');
 
 // host.mjs stands in for the runtime's murmur imports and records calls.
 const hostSource = `
-export const calls = globalThis.__murHost ??= { emitted: [], prompts: [], replies: [] };
+export const calls = { emitted: [], prompts: [], replies: [] };
 export const task = {
   requestInput(prompt) { calls.prompts.push(prompt); return calls.replies.shift() ?? ''; },
 };
@@ -169,8 +170,9 @@ test('driver-skeleton-go: streams a provider answer over wasi:http', async () =>
   try {
     const [chunk] = await once(child.stdout, 'data');
     const endpoint = `http://127.0.0.1:${String(chunk).trim()}/`;
-    process.env.MURMUR_INFERENCE_ENDPOINT = endpoint;
-    process.env.MURMUR_INFERENCE_MODEL = 'skeleton-1';
+    // The shim snapshots the environment when first loaded; a guest reads
+    // it when instantiated.
+    _setEnv({ MURMUR_INFERENCE_ENDPOINT: endpoint, MURMUR_INFERENCE_MODEL: 'skeleton-1' });
     const { mod, host, cleanup } = await load('driver-skeleton-go');
     try {
       const r = mod.run.run({ data: '{"messages":[{"role":"user","content":"hi"}]}' });
@@ -184,10 +186,47 @@ test('driver-skeleton-go: streams a provider answer over wasi:http', async () =>
       }]);
     } finally {
       cleanup();
-      delete process.env.MURMUR_INFERENCE_ENDPOINT;
-      delete process.env.MURMUR_INFERENCE_MODEL;
+      _setEnv({});
     }
   } finally {
     child.kill();
+  }
+});
+
+test('process-driver-skeleton-go: describes, plans and parses a harness', async () => {
+  const { mod, cleanup } = await load('process-driver-skeleton-go');
+  try {
+    const p = mod.process;
+    assert.deepEqual(p.describe(), {
+      executable: 'harness', versionArgs: ['--version'], testedVersions: ['1.2.3'],
+      requiredEnv: ['HOME'], interrupt: 'signal-int', reportsUsage: true,
+    });
+    assert.equal(p.parseVersion('harness 1.2.3 (build 9)\n'), '1.2.3');
+    assert.equal(p.parseVersion('no version here'), undefined);
+    const plan = p.launch({
+      prompt: 'fix it', systemPrompt: undefined, model: 'm-2', config: '{"effort":"high"}', resumeSession: 'sess-1',
+      tools: { url: 'http://127.0.0.1:4100/mcp', token: 'tok', toolNames: ['echo', 'file'] }, maxTurns: 7,
+    });
+    assert.deepEqual(plan.args, ['--output', 'jsonl', '--max-turns', '7', '--model', 'm-2', '--resume', 'sess-1',
+      '--effort', 'high', '--mcp', 'http://127.0.0.1:4100/mcp', '--tools', 'echo,file']);
+    assert.deepEqual(plan.envSet, [['NO_COLOR', '1'], ['HARNESS_MCP_TOKEN', 'tok']]);
+    assert.equal(new TextDecoder().decode(plan.stdin), 'fix it');
+    assert.equal(plan.closeStdin, true);
+    assert.throws(() => p.launch({ prompt: 'x', config: 'not json', maxTurns: 1 }), /inference.driver.config/);
+    const lines = [
+      ['{"type":"session","id":"s-9"}', [{ tag: 'session', val: 's-9' }]],
+      ['{"type":"text","text":"on it"}', [{ tag: 'message', val: 'on it' }]],
+      ['{"type":"tool_use","id":"c1","name":"echo","input":{"text":"x"}}', [{ tag: 'tool-call', val: { id: 'c1', name: 'echo', input: '{"text":"x"}' } }]],
+      ['{"type":"usage","input_tokens":12,"output_tokens":3}', [{ tag: 'usage', val: { inputTokens: 12n, outputTokens: 3n } }]],
+      ['{"type":"result","text":"done"}', [{ tag: 'finished', val: 'done' }]],
+      ['{"type":"error","code":"session_not_found","message":"s-0"}', [{ tag: 'session-not-found', val: 's-0' }]],
+      ['{"type":"error","message":"overloaded"}', [{ tag: 'failed', val: 'overloaded' }]],
+      ['{"type":"progress"}', []],
+      ['', []],
+    ];
+    for (const [line, want] of lines) assert.deepEqual(p.parseLine(line), want, line);
+    assert.throws(() => p.parseLine('garbage'), /not JSON/);
+  } finally {
+    cleanup();
   }
 });
