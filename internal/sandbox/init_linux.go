@@ -34,8 +34,9 @@ type initSpec struct {
 	CgroupJoin []cgroupJoin `json:"cgroup_join,omitempty"`
 	Rlimits    []rlimit     `json:"rlimits,omitempty"`
 
-	// Mounts is set when the init runs in its own mount namespace.
-	Mounts *mountSpec `json:"mounts,omitempty"`
+	// MntnsFD is the inherited descriptor of the session's mount namespace
+	// (see holder_linux.go), or -1.
+	MntnsFD int `json:"mntns_fd"`
 
 	LandlockABI int            `json:"landlock_abi"`
 	Landlock    []landlockRule `json:"landlock,omitempty"`
@@ -88,6 +89,9 @@ func Main() {
 	if len(os.Args) == 2 && os.Args[0] == watchArg0 {
 		os.Exit(runWatcher(os.Args[1]))
 	}
+	if len(os.Args) == 2 && os.Args[0] == holderArg0 {
+		os.Exit(runHolder(os.Args[1]))
+	}
 	if len(os.Args) != 2 || os.Args[0] != initArg0 {
 		return
 	}
@@ -108,8 +112,7 @@ func Main() {
 }
 
 func runInit(s *initSpec) error {
-	// exec.Cmd.Dir was applied before this init ran, on the mounts as they
-	// were; it is re-entered by path once they are rebuilt.
+	// exec.Cmd.Dir was applied before this init ran, on the host's mounts.
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
@@ -136,14 +139,18 @@ func runInit(s *initSpec) error {
 			}
 		}
 	}
-	if s.Mounts != nil {
-		if err := applyMounts(s.Mounts); err != nil {
-			return err
+	if s.MntnsFD >= 0 {
+		// A mount namespace can only be entered by a thread that shares its
+		// filesystem context with no other, so this thread takes its own.
+		if err := unix.Unshare(unix.CLONE_FS); err != nil {
+			return fmt.Errorf("unshare fs context: %w", err)
 		}
-	}
-	if s.Mounts != nil {
-		// The working directory still points into the mounts as they were;
-		// re-entering it by path lands on the new binds.
+		if err := unix.Setns(s.MntnsFD, unix.CLONE_NEWNS); err != nil {
+			return fmt.Errorf("join mount namespace: %w", err)
+		}
+		unix.Close(s.MntnsFD)
+		// Entering the namespace moved root and working directory to its
+		// root; the directory is re-entered by path, on the new binds.
 		if err := unix.Chdir(wd); err != nil {
 			return fmt.Errorf("chdir %q: %w", wd, err)
 		}

@@ -46,6 +46,7 @@ type Session struct {
 	tmpMapped bool
 	rules     []landlockRule
 	mounts    *mountSpec
+	holder    *mountHolder
 
 	mu       sync.Mutex
 	closed   bool
@@ -104,6 +105,13 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 	}
 	if err := s.plan(name); err != nil {
 		return fail(err)
+	}
+	if s.mounts != nil {
+		mh, err := startHolder(s.mounts)
+		if err != nil {
+			return fail(err)
+		}
+		s.holder = mh
 	}
 	if s.cg != nil && len(s.cg.v1) > 0 {
 		if err := s.startSpawner(); err != nil {
@@ -463,7 +471,7 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	}
 	spec := initSpec{
 		Path: path, Args: args, NetnsFD: -1,
-		Rlimits: s.rlimits(), Mounts: s.mounts,
+		Rlimits: s.rlimits(), MntnsFD: -1,
 		Seccomp: s.host.Seccomp && auditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
 	}
 	if s.host.LandlockABI >= minLandlockABI {
@@ -478,9 +486,6 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	if s.mounts != nil {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNS
-	}
 	if s.cg != nil {
 		if s.cg.v2fd >= 0 {
 			cmd.SysProcAttr.UseCgroupFD = true
@@ -497,6 +502,10 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		spec.NetnsFD = 3 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.netns)
 		spec.Proxy = "http://" + s.proxyLn.Addr().String()
+	}
+	if s.holder != nil {
+		spec.MntnsFD = 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.ns)
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
@@ -632,6 +641,9 @@ func (s *Session) Close() error {
 	}
 	if s.watcher != nil {
 		s.watcher.Close()
+	}
+	if s.holder != nil {
+		s.holder.close()
 	}
 	if s.proxy != nil {
 		_ = s.proxy.srv.Close()

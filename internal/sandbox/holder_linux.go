@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// holderArg0 is the argv[0] of the process that holds a session's mount
+// namespace. Building the namespace once per session, and having each
+// command's init enter it, keeps the namespace alive between commands: a
+// namespace per command is torn down when the command exits, and that
+// teardown waits for an RCU grace period before the parent's wait returns
+// (tens to hundreds of milliseconds on a loaded machine).
+const holderArg0 = "mur-sandbox-holder"
+
+// mountHolder is a running holder.
+type mountHolder struct {
+	cmd  *exec.Cmd
+	stop *os.File // write end of the holder's stdin; closing it ends the holder
+	ns   *os.File // the namespace, passed to each command's init
+}
+
+// startHolder starts a holder in a new mount namespace built from m, and
+// returns once the namespace is ready.
+func startHolder(m *mountSpec) (*mountHolder, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	defer inR.Close()
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{holderArg0, string(raw)}
+	cmd.Env = []string{}
+	cmd.Stdin = inR
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		inW.Close()
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Setsid: true}
+	if err := cmd.Start(); err != nil {
+		inW.Close()
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	h := &mountHolder{cmd: cmd, stop: inW}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		h.close()
+		return nil, fmt.Errorf("mount holder: %s", strings.TrimSpace(stderr.String()))
+	}
+	ns, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/mnt")
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	h.ns = ns
+	return h, nil
+}
+
+func (h *mountHolder) close() {
+	if h.ns != nil {
+		h.ns.Close()
+	}
+	h.stop.Close()
+	_ = h.cmd.Process.Kill()
+	_ = h.cmd.Wait()
+}
+
+// runHolder builds the namespace it was started in, says so, and waits for
+// its stdin to close: the runtime closed it, or died.
+func runHolder(arg string) int {
+	runtime.LockOSThread()
+	var m mountSpec
+	err := json.Unmarshal([]byte(arg), &m)
+	if err == nil {
+		err = applyMounts(&m)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 2
+	}
+	if _, err := os.Stdout.WriteString("ready\n"); err != nil {
+		return 2
+	}
+	_, err = io.Copy(io.Discard, os.Stdin)
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		return 2
+	}
+	return 0
+}
