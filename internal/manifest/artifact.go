@@ -174,7 +174,7 @@ func ParseArtifact(file string, data []byte) (*Artifact, diag.List) {
 	}
 	a.Version = d.requiredString(o, "version")
 	a.Description = o.strv("description")
-	if !o.has("runtime") {
+	if !o.present("runtime") {
 		d.report(diag.ManInvalid, o.n, "runtime", "is required: tool, driver, hook, skill or capsule")
 	} else {
 		a.Runtime = o.enum("runtime", RoleTool, RoleDriver, RoleHook, RoleSkill, "capsule")

@@ -72,8 +72,12 @@ func FuzzArtifact(f *testing.F) {
 		if a == nil || ds.HasErrors() {
 			return
 		}
-		if _, err := yaml.Marshal(a); err != nil {
+		out, err := yaml.Marshal(a)
+		if err != nil {
 			t.Fatalf("accepted artifact manifest does not re-encode: %v", err)
+		}
+		if a2, ds2 := ParseArtifact("murmur.yaml", out); a2 == nil || ds2.HasErrors() {
+			t.Fatalf("re-encoded artifact manifest is refused:\n%s\n%v", out, ds2.Errors())
 		}
 		_ = a.ExecutionType()
 	})
