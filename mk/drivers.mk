@@ -1,0 +1,49 @@
+# Inference drivers: murmur/driver-anthropic and murmur/driver-openai,
+# built from drivers/* with the guest SDK.
+#
+# make drivers              build drivers/*/ into $(GUEST_OUT)/<name>.wasm
+# make test-drivers         the translation tests on the host, then both
+#                           built components behind the credential gateway
+#                           against the scripted provider double
+# make test-drivers-aimock  both components against the independent fake
+#                           @copilotkit/aimock (pinned in tools/aimock)
+# make pack-drivers         mur build each driver into build/drivers/
+# make fuzz-drivers         fuzz the provider answer parsers (FUZZTIME each)
+
+DRIVER_DIRS := $(sort $(dir $(wildcard drivers/*/murmur.yaml)))
+DRIVER_OUT  ?= $(CURDIR)/build/drivers
+FUZZTIME    ?= 30s
+
+.PHONY: drivers test-drivers test-drivers-aimock pack-drivers fuzz-drivers
+
+# GOFLAGS carries -s (which implies -w) to the guest build: the shared
+# build script passes no linker flags of its own, and symbols only slow
+# the component's compilation.
+drivers:
+	GOFLAGS=-ldflags=-s MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh $(DRIVER_DIRS)
+
+test-drivers: drivers
+	$(GO) test -count=1 ./drivers/...
+	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m ./internal/drivertest/
+
+tools/aimock/node_modules/.package-lock.json: tools/aimock/package-lock.json
+	cd tools/aimock && npm ci --no-audit --no-fund --loglevel=error
+
+test-drivers-aimock: drivers tools/aimock/node_modules/.package-lock.json
+	MUR_AIMOCK=1 MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m -run Aimock -v ./internal/drivertest/
+
+# mur build packs a directory holding murmur.yaml and its requires_files;
+# the component is staged beside the manifest, outside the source tree.
+pack-drivers: drivers build
+	@set -e; for d in $(DRIVER_DIRS); do \
+	  n=$$(basename $$d); rm -rf $(DRIVER_OUT)/$$n; mkdir -p $(DRIVER_OUT)/$$n; \
+	  cp $$d/murmur.yaml $(DRIVER_OUT)/$$n/; cp $(GUEST_OUT)/$$n.wasm $(DRIVER_OUT)/$$n/; \
+	  (cd $(DRIVER_OUT) && $(CURDIR)/$(BIN) build $$n -o $(DRIVER_OUT)/$$n.mur.zip); \
+	done
+
+fuzz-drivers:
+	$(GO) test -run '^$$' -fuzz '^FuzzAnthropicStream$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
+	$(GO) test -run '^$$' -fuzz '^FuzzOpenAIStream$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
+	$(GO) test -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
+
+CI_TARGETS += drivers test-drivers test-drivers-aimock
