@@ -245,7 +245,16 @@ func (s *Session) plan(name string) error {
 		if !filepath.IsAbs(ro) {
 			ro = filepath.Join(p.Workdir, ro)
 		}
-		m.Binds = append(m.Binds, bind{Src: filepath.Clean(ro), RO: true, NoExec: !p.WorkdirExec})
+		ro = filepath.Clean(ro)
+		// The namespace is built once, at launch: a subtree missing then is
+		// created empty so it is bound read-only too, and the capsule cannot
+		// create it and write there later.
+		if s.host.MountNS && !fileExists(ro) {
+			if err := os.MkdirAll(ro, 0o755); err != nil {
+				return fmt.Errorf("read_only subtree %q: %w", ro, err)
+			}
+		}
+		m.Binds = append(m.Binds, bind{Src: ro, RO: true, NoExec: !p.WorkdirExec})
 	}
 	s.rules = rules
 	if s.host.MountNS && len(m.Binds)+len(m.Symlinks) > 0 {

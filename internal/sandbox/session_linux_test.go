@@ -393,3 +393,20 @@ func TestStartBornInScope(t *testing.T) {
 		t.Fatalf("Start after Close: %v", err)
 	}
 }
+
+func TestReadOnlyMissingAtLaunch(t *testing.T) {
+	privileged(t)
+	p := testPolicy(t)
+	p.ReadOnly = []string{"later/fixtures"}
+	s, err := NewSession(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if out, err := run(t, s, p.Workdir, "echo x > later/fixtures/f"); err == nil {
+		t.Fatalf("wrote into a read_only subtree created after launch: %q", out)
+	}
+	if out, err := run(t, s, p.Workdir, "echo x > later/other && cat later/other"); err != nil {
+		t.Fatalf("the rest of the workdir must stay writable: %q %v", out, err)
+	}
+}
