@@ -17,7 +17,10 @@ import (
 
 func init() {
 	register(newDoctorCmd)
-	RegisterDoctorCheck(credentialsCheck)
+	RegisterDoctorCheck(func(_ *Env, c *manifest.Capsule) diag.List {
+		_, ds := credentialStatus(c)
+		return ds
+	})
 }
 
 // DoctorCheck is a check mur doctor runs without --static: installed
@@ -47,13 +50,17 @@ Exit status 1 when any error is found.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ds := manifest.LoadCapsule(path)
-			var limits []manifest.ChoiceLimits
+			var (
+				limits []manifest.ChoiceLimits
+				creds  []manifest.CredentialStatus
+			)
 			if c != nil && !ds.HasErrors() && !static {
 				for _, check := range doctorChecks {
 					ds = append(ds, check(env, c)...)
 				}
 				ds.Sort()
 				limits = modelLimits(env, c)
+				creds, _ = credentialStatus(c)
 			}
 			if effective && c != nil && !ds.HasErrors() {
 				if err := writeEffective(env.Stdout, c, asJSON); err != nil {
@@ -63,7 +70,7 @@ Exit status 1 when any error is found.`,
 				return nil
 			}
 			if asJSON {
-				if err := writeDiagnosticsJSON(env.Stdout, ds, limits); err != nil {
+				if err := writeDiagnosticsJSON(env.Stdout, ds, limits, creds); err != nil {
 					return err
 				}
 			} else {
@@ -72,6 +79,7 @@ Exit status 1 when any error is found.`,
 					fmt.Fprintf(env.Stdout, "%s: no problems found\n", path)
 				}
 				writeLimits(env.Stdout, limits)
+				writeCredentials(env.Stdout, creds)
 			}
 			if ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
@@ -84,6 +92,48 @@ Exit status 1 when any error is found.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&effective, "effective", false, "print the effective manifest, every default applied (YAML, or JSON with --json)")
 	return cmd
+}
+
+// writeDiagnostics prints one line per diagnostic, beginning with its
+// code: every diagnostic when all is set, else the errors alone. Other
+// commands that read a manifest use it so they refuse alike.
+// credentialStatus resolves every gateway's ${NAME} by name only:
+// credentials.NAME in ~/.murmur/config.yaml, then the environment (W-SEC-027),
+// unset refusing as mur run would (E-MAN-003, or W-RUN-003 for an
+// alternate driver). No value is ever read out or printed.
+func credentialStatus(c *manifest.Capsule) ([]manifest.CredentialStatus, diag.List) {
+	look := manifest.CredentialLookup{Env: func(name string) bool { return os.Getenv(name) != "" }}
+	if creds, err := config.GlobalCredentials(); err == nil {
+		look.Config = func(name string) bool {
+			_, ok, err := creds.Credential(name)
+			return err == nil && ok
+		}
+	}
+	return manifest.CheckCredentials(c, look)
+}
+
+// writeCredentials prints where each gateway's key comes from, by name.
+func writeCredentials(w io.Writer, sts []manifest.CredentialStatus) {
+	if len(sts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "credentials:")
+	for _, st := range sts {
+		name := ""
+		if st.Name != "" {
+			name = " ${" + st.Name + "}"
+		}
+		fmt.Fprintf(w, "  %s:%s %s\n", st.Artifact, name, credentialSourceText[st.Source])
+	}
+}
+
+var credentialSourceText = map[string]string{
+	manifest.KeyFromConfig:     "set in ~/.murmur/config.yaml",
+	manifest.KeyFromEnv:        "set in the environment",
+	manifest.KeyLiteral:        "a literal in the manifest",
+	manifest.KeyKeyless:        "keyless",
+	manifest.KeyFromController: "supplied by a controller (control.secrets)",
+	manifest.KeyUnset:          "unset",
 }
 
 // writeDiagnostics prints one line per diagnostic, beginning with its
@@ -168,11 +218,12 @@ func writeLimits(w io.Writer, limits []manifest.ChoiceLimits) {
 	}
 }
 
-func writeDiagnosticsJSON(w io.Writer, ds diag.List, limits []manifest.ChoiceLimits) error {
+func writeDiagnosticsJSON(w io.Writer, ds diag.List, limits []manifest.ChoiceLimits, creds []manifest.CredentialStatus) error {
 	out := struct {
-		Diagnostics []jsonDiagnostic        `json:"diagnostics"`
-		ModelLimits []manifest.ChoiceLimits `json:"model_limits,omitempty"`
-	}{Diagnostics: []jsonDiagnostic{}, ModelLimits: limits}
+		Diagnostics []jsonDiagnostic            `json:"diagnostics"`
+		ModelLimits []manifest.ChoiceLimits     `json:"model_limits,omitempty"`
+		Credentials []manifest.CredentialStatus `json:"credentials,omitempty"`
+	}{Diagnostics: []jsonDiagnostic{}, ModelLimits: limits, Credentials: creds}
 	for _, d := range ds {
 		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{
 			Code: string(d.Code), Severity: d.Severity.String(), File: d.Pos.File,
