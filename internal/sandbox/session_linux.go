@@ -74,6 +74,11 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 	if err := CheckFloor(h, p); err != nil {
 		return nil, err
 	}
+	for _, d := range []string{p.Workdir, p.Home, p.Tmp} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%w: session folder %q must exist before the session starts", ErrPolicy, d)
+		}
+	}
 	s := &Session{policy: p, host: h, report: Explain(h, p), ended: make(chan struct{}), stop: make(chan struct{})}
 	name := "mur-" + randomID()
 	fail := func(err error) (*Session, error) {

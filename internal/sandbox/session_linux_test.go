@@ -410,3 +410,13 @@ func TestReadOnlyMissingAtLaunch(t *testing.T) {
 		t.Fatalf("the rest of the workdir must stay writable: %q %v", out, err)
 	}
 }
+
+func TestSessionFoldersMustExist(t *testing.T) {
+	p := testPolicy(t)
+	p.Home = filepath.Join(p.Home, "missing")
+	h := fullHost()
+	h.CgroupV2 = t.TempDir()
+	if _, err := newSession(context.Background(), h, p); !errors.Is(err, ErrPolicy) {
+		t.Fatalf("want ErrPolicy for a missing home, got %v", err)
+	}
+}
