@@ -7,6 +7,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
 )
 
@@ -55,8 +56,23 @@ func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, alternates []ag
 		}
 		cfg.Retry = &rc
 	}
-	if c.Trace != nil && c.Trace.Capture != "" {
-		cfg.Capture = trace.Capture(c.Trace.Capture)
+	if c.Trace != nil {
+		capture, err := trace.ParseCapture(c.Trace.Capture)
+		if err != nil {
+			return cfg, fmt.Errorf("trace.capture: %w", err)
+		}
+		cfg.Capture = capture
+		if r := c.Trace.Retain; r != nil {
+			ret := &session.Retain{MaxSessions: int(deref(r.MaxSessions))}
+			if r.MaxAge != "" {
+				d, err := manifest.ParseDuration(r.MaxAge, "smhd")
+				if err != nil {
+					return cfg, fmt.Errorf("trace.retain.max_age: %w", err)
+				}
+				ret.MaxAge = d
+			}
+			cfg.Retain = ret
+		}
 	}
 	if inf.SystemPrompt != nil {
 		cfg.Prompt.Inline = *inf.SystemPrompt

@@ -100,10 +100,6 @@ inference:
 
 func trace(t *testing.T, home string) []map[string]any {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(home, ".murmur/records/*/*/*/ses_*/trace.jsonl"))
-	if len(files) == 0 {
-		files, _ = filepath.Glob(filepath.Join(home, ".murmur/records/**/trace.jsonl"))
-	}
 	var found string
 	filepath.WalkDir(filepath.Join(home, ".murmur/records"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == "trace.jsonl" {
