@@ -1,0 +1,389 @@
+package infer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/sdk/go/tool"
+)
+
+// rt is an http.RoundTripper from a function: the unit tests answer
+// requests in-process and keep what was sent.
+type rt func(*http.Request) (*http.Response, error)
+
+func (f rt) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func answer(status int, ctype, body string, header ...string) rt {
+	return func(r *http.Request) (*http.Response, error) {
+		h := http.Header{"Content-Type": {ctype}}
+		for i := 0; i+1 < len(header); i += 2 {
+			h.Set(header[i], header[i+1])
+		}
+		return &http.Response{StatusCode: status, Status: http.StatusText(status), Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	}
+}
+
+func meta(r tool.Result, k string) string {
+	for _, kv := range r.Metadata {
+		if kv[0] == k {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+func summary(r tool.Result) string {
+	if r.Summary == nil {
+		return ""
+	}
+	return *r.Summary
+}
+
+func input(v any) tool.Input {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	return tool.Input{Data: &s}
+}
+
+func req(extra map[string]any) map[string]any {
+	r := map[string]any{
+		"format": Format, "model": "m-1", "system": "sys",
+		"messages":   []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}}},
+		"tools":      []any{},
+		"max_tokens": 100,
+	}
+	for k, v := range extra {
+		r[k] = v
+	}
+	return r
+}
+
+// capture serves one request with f and returns the decoded body sent.
+func capture(t *testing.T, p Provider, env Env, in map[string]any, reply rt) (tool.Result, map[string]any, http.Header) {
+	t.Helper()
+	var sent map[string]any
+	var hdr http.Header
+	env.Client = &http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
+		b, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(b, &sent); err != nil {
+			t.Fatalf("request body %s: %v", b, err)
+		}
+		hdr = r.Header
+		return reply(r)
+	})}
+	if env.Endpoint == "" {
+		env.Endpoint = "http://127.0.0.1:9"
+	}
+	res := Serve(context.Background(), p, &Conversations{}, env, input(in))
+	return res, sent, hdr
+}
+
+func TestServeAgainstTheDouble(t *testing.T) {
+	for _, c := range []struct {
+		p    Provider
+		base string
+	}{{Anthropic{}, ""}, {OpenAI{}, "/v1"}} {
+		for _, stream := range []bool{true, false} {
+			t.Run(c.p.Name(), func(t *testing.T) {
+				srv := providertest.Start(t, providertest.Step{Text: "answer text here", Calls: []providertest.Call{{ID: "c1", Name: "f", Input: `{"a":1}`}}, InputTokens: 9, OutputTokens: 4})
+				var chunks []string
+				env := Env{Endpoint: srv.URL + c.base, Client: http.DefaultClient, Emit: func(s string) error { chunks = append(chunks, s); return nil }}
+				res := Serve(context.Background(), c.p, &Conversations{}, env, input(req(map[string]any{"config": map[string]any{"stream": stream}})))
+				if res.Status != tool.StatusPassed {
+					t.Fatalf("%s %q %v", res.Status, summary(res), res.Metadata)
+				}
+				var r Response
+				if err := json.Unmarshal([]byte(*res.Data), &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Text != "answer text here" || r.StopReason != stopToolUse || len(r.ToolCalls) != 1 || string(r.ToolCalls[0].Input) != `{"a":1}` {
+					t.Fatalf("response %+v", r)
+				}
+				if strings.Join(chunks, "") != "answer text here" || (stream && len(chunks) < 2) {
+					t.Fatalf("chunks %q", chunks)
+				}
+				if meta(res, metaInputTokens) != "9" || meta(res, metaOutputTokens) != "4" {
+					t.Fatalf("usage %v", res.Metadata)
+				}
+			})
+		}
+	}
+}
+
+func TestAnthropicRequestShape(t *testing.T) {
+	in := req(map[string]any{
+		"config": map[string]any{"temperature": 0.5, "top_p": 0.9, "stop_sequences": []string{"END"}, "unknown_key": 1},
+		"tools": []any{
+			map[string]any{"name": "computer", "description": "d", "input_schema": map[string]any{"type": "object"},
+				"provider_tool": map[string]any{"kind": "computer", "display_width": 1024, "display_height": 768}},
+			map[string]any{"name": "read", "description": "r", "input_schema": map[string]any{"type": "object"}},
+		},
+		"messages": []any{
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": ""}, map[string]any{"type": "text", "text": "go"}}},
+			map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "t1", "name": "read"}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "t1", "text": "boom", "is_error": true}}},
+		},
+	})
+	env := Env{ArtifactConfig: `{"prompt_cache":"enabled","prompt_cache_ttl":"1h"}`}
+	res, body, hdr := capture(t, Anthropic{}, env, in, answer(200, "application/json", `{"type":"message","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`))
+	if res.Status != tool.StatusPassed {
+		t.Fatalf("%s %q", res.Status, summary(res))
+	}
+	if hdr.Get("anthropic-beta") != computerBeta || hdr.Get("anthropic-version") != AnthropicVersion {
+		t.Fatalf("headers %v", hdr)
+	}
+	b, _ := json.Marshal(body)
+	for _, want := range []string{
+		`"type":"computer_20250124"`, `"display_width_px":1024`,
+		`"system":[{"cache_control":{"ttl":"1h","type":"ephemeral"},"text":"sys","type":"text"}]`,
+		`"temperature":0.5`, `"top_p":0.9`, `"stop_sequences":["END"]`,
+		`"input":{}`, `"is_error":true`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("body lacks %s: %s", want, b)
+		}
+	}
+	msgs := body["messages"].([]any)
+	first := msgs[0].(map[string]any)["content"].([]any)
+	if len(first) != 1 {
+		t.Errorf("an empty text block was sent: %v", first)
+	}
+	last := msgs[2].(map[string]any)["content"].([]any)
+	if _, ok := last[0].(map[string]any)["cache_control"]; !ok {
+		t.Errorf("the last block carries no cache breakpoint: %v", last)
+	}
+	tools := body["tools"].([]any)
+	if _, ok := tools[1].(map[string]any)["cache_control"]; !ok {
+		t.Errorf("the last tool carries no cache breakpoint: %v", tools)
+	}
+}
+
+func TestAnthropicArtifactConfigRefused(t *testing.T) {
+	for _, ac := range []string{`{"prompt_cache":"yes"}`, `{"prompt_cache_ttl":"2h"}`, `not json`} {
+		res := Serve(context.Background(), Anthropic{}, &Conversations{}, Env{Endpoint: "http://127.0.0.1:9", ArtifactConfig: ac,
+			Client: &http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })}}, input(req(nil)))
+		if res.Status != tool.StatusFailed || !strings.Contains(summary(res), "MURMUR_ARTIFACT_CONFIG") || meta(res, metaTransient) != "false" {
+			t.Errorf("%s: %s %q", ac, res.Status, summary(res))
+		}
+	}
+}
+
+func TestOpenAIRequestShape(t *testing.T) {
+	in := req(map[string]any{
+		"config": map[string]any{"max_tokens_field": "max_tokens", "stop_sequences": []string{"END"}},
+		"messages": []any{
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}},
+			map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "t1", "name": "read", "input": map[string]any{"p": "x"}}}},
+			map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "tool_result", "tool_use_id": "t1", "text": "", "is_error": true},
+				map[string]any{"type": "text", "text": "and then?"}}},
+		},
+	})
+	_, body, hdr := capture(t, OpenAI{}, Env{}, in, answer(200, "application/json", `{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}`))
+	if hdr.Get("Authorization") != "" {
+		t.Fatalf("the driver set a credential: %v", hdr)
+	}
+	if body["max_tokens"] != float64(100) || body["max_completion_tokens"] != nil {
+		t.Fatalf("cap field: %v", body)
+	}
+	msgs := body["messages"].([]any)
+	roles := []string{}
+	for _, m := range msgs {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	// The tool message follows the assistant's call, before the user's text.
+	if !reflect.DeepEqual(roles, []string{"system", "user", "assistant", "tool", "user"}) {
+		t.Fatalf("roles %v", roles)
+	}
+	if msgs[2].(map[string]any)["content"] != nil || msgs[3].(map[string]any)["content"] != "error" {
+		t.Fatalf("messages %v", msgs)
+	}
+	res, _, _ := capture(t, OpenAI{}, Env{}, req(map[string]any{"config": map[string]any{"max_tokens_field": "tokens"}}), answer(200, "application/json", `{}`))
+	if res.Status != tool.StatusFailed {
+		// capture fails the test itself if a request is sent without a body
+		t.Fatalf("a bad max_tokens_field passed")
+	}
+}
+
+func TestStopReasons(t *testing.T) {
+	for in, want := range map[string]string{"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "stop_sequence": "stop_sequence",
+		"refusal": "refusal", "pause_turn": "end_turn", "model_context_window_exceeded": "max_tokens", "weird": ""} {
+		got, err := anthropicStop(in)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("anthropic %q = %q, %v", in, got, err)
+		}
+	}
+	for _, c := range []struct {
+		in    string
+		calls int
+		want  string
+	}{{"stop", 0, "end_turn"}, {"stop", 1, "tool_use"}, {"", 0, "end_turn"}, {"length", 0, "max_tokens"}, {"tool_calls", 1, "tool_use"},
+		{"function_call", 1, "tool_use"}, {"content_filter", 0, "refusal"}, {"odd", 0, ""}} {
+		got, err := openAIStop(c.in, c.calls)
+		if got != c.want || (c.want == "") != (err != nil) {
+			t.Errorf("openai %q/%d = %q, %v", c.in, c.calls, got, err)
+		}
+	}
+}
+
+func TestFailures(t *testing.T) {
+	cases := []struct {
+		name      string
+		p         Provider
+		reply     rt
+		summary   string
+		meta      map[string]string
+		noMetaKey string
+	}{
+		{"anthropic overloaded in stream", Anthropic{}, answer(200, "text/event-stream",
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"),
+			"overloaded_error: Overloaded", map[string]string{metaTransient: "true"}, metaHTTPStatus},
+		{"anthropic invalid request in stream", Anthropic{}, answer(200, "text/event-stream",
+			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n"),
+			"invalid_request_error: bad", map[string]string{metaTransient: "false"}, ""},
+		{"anthropic truncated stream", Anthropic{}, answer(200, "text/event-stream", "event: message_start\ndata: {\"type\":\"message_start\"}\n\n"),
+			"broke", map[string]string{metaTransient: "true", metaFailure: failureConnectionBroken}, ""},
+		{"openai error chunk", OpenAI{}, answer(200, "text/event-stream", "data: {\"error\":{\"message\":\"model crashed\"}}\n\n"),
+			"model crashed", map[string]string{metaTransient: "true"}, ""},
+		{"openai bad arguments", OpenAI{}, answer(200, "application/json", `{"choices":[{"message":{"tool_calls":[{"id":"x","function":{"name":"f","arguments":"{oops"}}]},"finish_reason":"tool_calls"}]}`),
+			"not JSON", map[string]string{metaTransient: "false"}, ""},
+		{"500 text body", OpenAI{}, answer(500, "text/plain", "upstream exploded"), "upstream exploded",
+			map[string]string{metaHTTPStatus: "500", metaTransient: "true"}, metaFailure},
+		{"501 not transient", OpenAI{}, answer(501, "application/json", ""), "provider answered Not Implemented",
+			map[string]string{metaHTTPStatus: "501", metaTransient: "false"}, ""},
+		{"ollama string error", OpenAI{}, answer(404, "application/json", `{"error":"model 'x' not found"}`), "model 'x' not found",
+			map[string]string{metaHTTPStatus: "404", metaTransient: "false"}, ""},
+		{"408", Anthropic{}, answer(408, "application/json", `{"error":{"message":"timeout"}}`, "retry-after", "2"), "timeout",
+			map[string]string{metaHTTPStatus: "408", metaTransient: "true", metaRetryAfter: "2"}, metaRetryAfterMs},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, _, _ := capture(t, c.p, Env{}, req(nil), c.reply)
+			if res.Status != tool.StatusFailed || !strings.Contains(summary(res), c.summary) {
+				t.Fatalf("%s %q", res.Status, summary(res))
+			}
+			for k, v := range c.meta {
+				if got := meta(res, k); got != v {
+					t.Errorf("%s = %q, want %q (%v)", k, got, v, res.Metadata)
+				}
+			}
+			if c.noMetaKey != "" && meta(res, c.noMetaKey) != "" {
+				t.Errorf("%s set: %v", c.noMetaKey, res.Metadata)
+			}
+		})
+	}
+}
+
+func TestConnFailure(t *testing.T) {
+	for msg, want := range map[string]string{
+		"wasi:http request failed: send: connection-refused":    failureConnection,
+		"wasi:http request failed: send: DNS-error":             failureConnection,
+		"wasi:http request failed: send: HTTP-request-denied":   failureConnection,
+		"wasi:http request failed: read: connection-terminated": failureConnectionBroken,
+		"wasi:http request failed: HTTP-response-incomplete":    failureConnectionBroken,
+		"dial tcp 127.0.0.1:1: connect: connection refused":     failureConnection,
+		"read: connection reset by peer":                        failureConnectionBroken,
+	} {
+		if got := meta(connFailure("d", errors.New(msg)), metaFailure); got != want {
+			t.Errorf("%q: %s, want %s", msg, got, want)
+		}
+	}
+}
+
+func TestServeRefusals(t *testing.T) {
+	never := &http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })}
+	for name, c := range map[string]struct {
+		env  Env
+		data string
+		want string
+	}{
+		"not json":     {Env{Endpoint: "http://127.0.0.1:9"}, `{`, "not JSON"},
+		"format":       {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"x"}`, `unsupported inference format "x"`},
+		"config":       {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","config":[1]}`, "inference.driver.config"},
+		"no endpoint":  {Env{}, `{"format":"murmur.inference/v1"}`, "MURMUR_INFERENCE_ENDPOINT"},
+		"unknown cont": {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","continuation_id":"mcont_9"}`, "not held"},
+		"bad block":    {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"image"}]}]}`, `"image"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.env.Client = never
+			d := c.data
+			for _, p := range []Provider{Anthropic{}, OpenAI{}} {
+				res := Serve(context.Background(), p, &Conversations{}, c.env, tool.Input{Data: &d})
+				if res.Status != tool.StatusFailed || !strings.Contains(summary(res), c.want) || meta(res, metaTransient) != "false" {
+					t.Errorf("%s: %s %q %v", p.Name(), res.Status, summary(res), res.Metadata)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvFrom(t *testing.T) {
+	env := map[string]string{"MURMUR_GATEWAY_ENDPOINT": "http://127.0.0.1:9/v1/", "MURMUR_INFERENCE_MODEL": "m", "MURMUR_ARTIFACT_CONFIG": "{}"}
+	e := EnvFrom(func(k string) string { return env[k] }, nil, nil)
+	if e.Endpoint != "http://127.0.0.1:9/v1" || e.Model != "m" || e.ArtifactConfig != "{}" {
+		t.Fatalf("%+v", e)
+	}
+	env["MURMUR_INFERENCE_ENDPOINT"] = "http://127.0.0.1:9/x"
+	if e := EnvFrom(func(k string) string { return env[k] }, nil, nil); e.Endpoint != "http://127.0.0.1:9/x" {
+		t.Fatalf("inference endpoint not preferred: %+v", e)
+	}
+}
+
+func TestConversations(t *testing.T) {
+	var c Conversations
+	a := c.Put("ctx", []Message{{Role: "user"}})
+	b := c.Put("ctx", []Message{{Role: "user"}, {Role: "assistant"}})
+	other := c.Put("other", nil)
+	if _, ok := c.Get(a, "ctx"); ok {
+		t.Fatal("an older id of the context is still held")
+	}
+	if m, ok := c.Get(b, "ctx"); !ok || len(m) != 2 {
+		t.Fatalf("latest id: %v %v", m, ok)
+	}
+	if _, ok := c.Get(b, "other"); ok {
+		t.Fatal("an id crossed contexts")
+	}
+	if _, ok := c.Get(other, "other"); !ok {
+		t.Fatal("another context's id was dropped")
+	}
+	for i := range maxHeld + 10 {
+		c.Put(strings.Repeat("x", i+1), nil)
+	}
+	if len(c.held) > maxHeld || len(c.order) != len(c.held) {
+		t.Fatalf("held %d, order %d", len(c.held), len(c.order))
+	}
+}
+
+func TestContinuationResendsHistory(t *testing.T) {
+	var sent []map[string]any
+	client := &http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
+		var b map[string]any
+		json.NewDecoder(r.Body).Decode(&b)
+		sent = append(sent, b)
+		return answer(200, "application/json", `{"choices":[{"message":{"content":"reply"},"finish_reason":"stop"}]}`)(r)
+	})}
+	conv := &Conversations{}
+	env := Env{Endpoint: "http://127.0.0.1:9/v1", Client: client}
+	first := Serve(context.Background(), OpenAI{}, conv, env, input(req(map[string]any{"config": map[string]any{"continuation": true}})))
+	id := meta(first, "continuation_id")
+	if id == "" {
+		t.Fatalf("no id: %v", first.Metadata)
+	}
+	next := req(map[string]any{"config": map[string]any{"continuation": true}, "continuation_id": id,
+		"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "more"}}}}})
+	second := Serve(context.Background(), OpenAI{}, conv, env, input(next))
+	if second.Status != tool.StatusPassed {
+		t.Fatalf("%q", summary(second))
+	}
+	msgs := sent[1]["messages"].([]any)
+	if len(msgs) != 4 { // system, hi, reply, more
+		t.Fatalf("resent %v", msgs)
+	}
+}
