@@ -139,22 +139,6 @@ var credentialSourceText = map[string]string{
 // writeDiagnostics prints one line per diagnostic, beginning with its
 // code: every diagnostic when all is set, else the errors alone. Other
 // commands that read a manifest use it so they refuse alike.
-// credentialsCheck resolves every gateway's ${NAME} by name only:
-// credentials.NAME in ~/.murmur/config.yaml, then the environment (W-SEC-027),
-// unset refusing as mur run would (E-MAN-003, or W-RUN-003 for an
-// alternate driver). No value is ever printed.
-func credentialsCheck(_ *Env, c *manifest.Capsule) diag.List {
-	look := manifest.CredentialLookup{Env: func(name string) bool { return os.Getenv(name) != "" }}
-	if creds, err := config.GlobalCredentials(); err == nil {
-		look.Config = func(name string) bool {
-			_, ok, err := creds.Credential(name)
-			return err == nil && ok
-		}
-	}
-	_, ds := manifest.CheckCredentials(c, look)
-	return ds
-}
-
 func writeDiagnostics(w io.Writer, ds diag.List, all bool) {
 	for _, d := range ds {
 		if all || d.Severity == diag.Error {
