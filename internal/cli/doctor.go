@@ -21,6 +21,7 @@ func init() {
 		_, ds := credentialStatus(c)
 		return ds
 	})
+	RegisterDoctorCheck(func(_ *Env, c *manifest.Capsule) diag.List { return manifest.CheckPromptFiles(c) })
 }
 
 // DoctorCheck is a check mur doctor runs without --static: installed

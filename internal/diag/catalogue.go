@@ -79,7 +79,7 @@ var Catalogue = []Entry{
 		Example: "name: t\nversion: latest\nruntime: tool\nrequires_files: [t.wasm]\n"},
 	{Code: RegModels, Title: "packed driver's models: is malformed", Decided: "by mur install and mur publish, reading a packed artifact"},
 	{Code: RunNotInstalled, Title: "driver or harness binary not installed", Decided: "at staging: needs the installed artifacts (manifest.CheckDrivers)"},
-	{Code: RunPromptFile, Title: "system_prompt_file missing or unreadable", Decided: "at launch: reads the prompt file"},
+	{Code: RunPromptFile, Title: "system_prompt_file missing or unreadable", Decided: "at launch and by mur doctor: reads the prompt file (manifest.CheckPromptFiles)"},
 	{Code: RunPortInUse, Title: "internal_port already in use", Decided: "at launch: binds the port"},
 	{Code: RunWorkdirSize, Title: "work folder passed its size ceiling", Decided: "while the session runs"},
 	{Code: RunRoost, Title: "no mur-roost daemon reachable", Decided: "at launch: contacts MURMUR_ROOST_URL"},

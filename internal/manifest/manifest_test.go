@@ -311,3 +311,28 @@ func TestConfigAliasBombRefused(t *testing.T) {
 		t.Fatalf("want E-CAP-010, got %v", ds)
 	}
 }
+
+func TestCheckPromptFiles(t *testing.T) {
+	dir := t.TempDir()
+	src := "name: c\nversion: \"1\"\nartifacts:\n  - name: a/d\n    version: \"1\"\n    runtime: driver\n    gateway: {endpoint: \"https://x.com\", keyless: true}\ninference:\n  model: m\n  system_prompt_file: conventions.md\n  driver: {artifact: a/d}\n  compaction:\n    system_prompt_file: compact.md\n"
+	path := filepath.Join(dir, "murmur.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, ds := LoadCapsule(path)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	ds = CheckPromptFiles(c)
+	if len(ds) != 2 || !ds.Has(diag.RunPromptFile) || ds[0].Field != "inference.system_prompt_file" {
+		t.Fatalf("want two E-RUN-009, got %v", ds)
+	}
+	for _, f := range []string{"conventions.md", "compact.md"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ds := CheckPromptFiles(c); len(ds) != 0 {
+		t.Fatalf("files present, got %v", ds)
+	}
+}
