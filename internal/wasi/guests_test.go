@@ -3,6 +3,8 @@ package wasi
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"crypto/x509"
 	"errors"
 	"io"
@@ -28,6 +30,22 @@ func guestDir(t *testing.T) string {
 	return d
 }
 
+// guestCache is a compile cache for the guests, which take seconds each
+// to compile. It is keyed by this test binary, so an artifact compiled by
+// an earlier build of cm (other engine settings) is never loaded.
+func guestCache(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return t.TempDir()
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return t.TempDir()
+	}
+	key := fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint(exe, fi.Size(), fi.ModTime().UnixNano()))))
+	return filepath.Join(os.TempDir(), "mur-wasi-guest-cache", key[:16])
+}
+
 type guest struct {
 	inst *cm.Instance
 	x    *Ctx
@@ -40,8 +58,7 @@ func loadGuest(t *testing.T, name string, pol Policy) *guest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Guests take seconds to compile; the cache makes reruns fast.
-	e, err := cm.NewEngine(cm.Config{CacheDir: filepath.Join(os.TempDir(), "mur-wasi-guest-cache")})
+	e, err := cm.NewEngine(cm.Config{CacheDir: guestCache(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
