@@ -64,6 +64,10 @@ func (c *Capsule) Effective() *Capsule {
 		if role == RoleHook && a.OnOverflow == "" {
 			a.OnOverflow = "drop"
 		}
+		if a.Capabilities != nil && a.Capabilities.State != nil && a.Capabilities.State.Store == nil {
+			// Omitting store: uses the capsule name, from this manifest.
+			a.Capabilities.State.Store = sptr(e.Name)
+		}
 		if a.Gateway != nil && a.Gateway.Keyless == nil {
 			a.Gateway.Keyless = bptr(false)
 		}

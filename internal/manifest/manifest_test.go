@@ -120,7 +120,7 @@ func TestConfigJSONKeepsOrderAndTypes(t *testing.T) {
 }
 
 func TestEffectiveDefaults(t *testing.T) {
-	c := mustParse(t, "name: cap\nversion: \"1\"\nartifacts:\n  - name: a/h\n    version: \"1\"\n    runtime: hook\n  - name: s\n    source: ./s.md\n    runtime: skill\ncapabilities:\n  limits:\n    deadline_seconds: 45\nexports:\n  peer_files:\n    root: out/\n")
+	c := mustParse(t, "name: cap\nversion: \"1\"\nartifacts:\n  - name: a/h\n    version: \"1\"\n    runtime: hook\n  - name: s\n    source: ./s.md\n    runtime: skill\n  - name: a/t\n    version: \"1\"\n    capabilities:\n      state: {}\ncapabilities:\n  limits:\n    deadline_seconds: 45\nexports:\n  peer_files:\n    root: out/\n")
 	e := c.Effective()
 	checks := map[string][2]any{
 		"hook deadline follows the capsule-wide value": {*e.Artifacts[0].Capabilities.Limits.DeadlineSeconds, int64(45)},
@@ -146,6 +146,7 @@ func TestEffectiveDefaults(t *testing.T) {
 		"plan submit":                                  {*e.Capabilities.Plan.Submit, false},
 		"peer ttl under exit":                          {e.Exports.PeerFiles.MaxTTL, "1h"},
 		"peer max bytes":                               {e.Exports.PeerFiles.MaxBytes, "10Mi"},
+		"state store is the capsule name":              {*e.Artifacts[2].Capabilities.State.Store, "cap"},
 	}
 	for name, c := range checks {
 		if !reflect.DeepEqual(c[0], c[1]) {
