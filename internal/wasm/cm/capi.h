@@ -277,7 +277,37 @@ wasmtime_error_t *wasmtime_component_linker_instance_add_resource(
     void (*finalizer)(void *));
 void wasmtime_component_linker_instance_delete(wasmtime_component_linker_instance_t *li);
 
+// Custom linear memories (memory.go): wasmtime's memory-creator hooks.
+typedef struct wasm_memorytype_t wasm_memorytype_t;
+typedef struct wasmtime_linear_memory {
+  void *env;
+  uint8_t *(*get_memory)(void *env, size_t *byte_size, size_t *byte_capacity);
+  wasmtime_error_t *(*grow_memory)(void *env, size_t new_size);
+  void (*finalizer)(void *);
+} wasmtime_linear_memory_t;
+typedef struct wasmtime_memory_creator {
+  void *env;
+  wasmtime_error_t *(*new_memory)(void *env, const wasm_memorytype_t *ty, size_t minimum, size_t maximum,
+                                  size_t reserved_size_in_bytes, size_t guard_size_in_bytes,
+                                  wasmtime_linear_memory_t *memory_ret);
+  void (*finalizer)(void *);
+} wasmtime_memory_creator_t;
+void wasmtime_config_host_memory_creator_set(wasm_config_t *, wasmtime_memory_creator_t *);
+void wasmtime_config_memory_init_cow_set(wasm_config_t *, bool);
+
+// mur_mem_account is one store's linear-memory budget, shared by all the
+// memories created while that store instantiates.
+typedef struct mur_mem_account {
+  int64_t limit; // bytes, or -1
+  int64_t used;
+  int32_t hit;   // a creation or growth was refused for the limit
+} mur_mem_account;
+
 // Helpers defined in ffi.go's preamble.
+void mur_use_memory_creator(wasm_config_t *config);
+wasmtime_error_t *mur_instantiate(mur_mem_account *acct, const wasmtime_component_linker_t *l,
+                                  wasmtime_context_t *ctx, const wasmtime_component_t *c,
+                                  wasmtime_component_instance_t *out);
 wasmtime_error_t *mur_add_func(wasmtime_component_linker_instance_t *li, const char *name, size_t len,
                                uintptr_t data);
 wasmtime_error_t *mur_add_resource(wasmtime_component_linker_instance_t *li, const char *name, size_t len,

@@ -24,6 +24,13 @@ type Config struct {
 	// PoolingMaxMemory bounds each linear memory in pooling mode; zero
 	// means 64 MiB.
 	PoolingMaxMemory int64
+	// AccountMemory makes cm create the linear memories instead of
+	// wasmtime: Limits.MemoryBytes then covers all of a store's memories
+	// together, and a growth it refuses is reported as ErrMemoryLimit.
+	// The price is copy-on-write initialisation: data segments are copied
+	// at every instantiation (a JS guest instantiates ~8x slower; see
+	// docs/wasm.md). Ignored by pooling engines.
+	AccountMemory bool
 	// SlowStreams turns off the wasi:io/streams byte fast path (see
 	// rewrite.go); for comparison and as an escape hatch.
 	SlowStreams bool
@@ -39,6 +46,9 @@ func (c Config) tick() time.Duration {
 	return c.EpochTick
 }
 
+// ownMemory reports whether cm creates the engine's linear memories.
+func (c Config) ownMemory() bool { return c.Pooling == 0 && c.AccountMemory }
+
 func (c Config) poolingMaxMemory() int64 {
 	if c.PoolingMaxMemory <= 0 {
 		return 64 << 20
@@ -49,13 +59,15 @@ func (c Config) poolingMaxMemory() int64 {
 // settingsKey names every setting that changes compiled code, for the
 // compile-cache key.
 func (c Config) settingsKey() string {
-	return fmt.Sprintf("fuel=%t,stack=%d,pool=%t,poolmem=%d,epoch=1,slowstreams=%t", c.Fuel, c.MaxWasmStack,
-		c.Pooling > 0, c.poolingMaxMemory(), c.SlowStreams)
+	return fmt.Sprintf("fuel=%t,stack=%d,pool=%t,poolmem=%d,epoch=1,slowstreams=%t,ownmem=%t", c.Fuel,
+		c.MaxWasmStack, c.Pooling > 0, c.poolingMaxMemory(), c.SlowStreams, c.ownMemory())
 }
 
 // Limits bound what one store may use. Zero fields mean "no limit".
 type Limits struct {
-	// MemoryBytes caps each linear memory's size in bytes.
+	// MemoryBytes caps the store's linear memories in bytes: each one
+	// (wasmtime's limiter), or all of them together with
+	// Config.AccountMemory.
 	MemoryBytes int64
 	// TableElements caps each table's element count.
 	TableElements int64

@@ -34,6 +34,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.MaxWasmStack > 0 {
 		C.wasmtime_config_max_wasm_stack_set(conf, C.size_t(cfg.MaxWasmStack))
 	}
+	if cfg.ownMemory() {
+		C.mur_use_memory_creator(conf)
+	}
 	if cfg.Pooling > 0 {
 		pc := C.wasmtime_pooling_allocation_config_new()
 		n := C.uint32_t(cfg.Pooling)

@@ -9,6 +9,7 @@ package cm
 
 /*
 #include "capi.h"
+#include <sys/mman.h>
 
 extern wasmtime_error_t *goHostFunc(uintptr_t, wasmtime_context_t *, wasmtime_component_val_t *, size_t,
                                     wasmtime_component_val_t *, size_t);
@@ -60,6 +61,99 @@ wasmtime_store_t *mur_store_new(wasm_engine_t *engine, uintptr_t data) {
 
 uintptr_t mur_store_data(const wasmtime_context_t *ctx) {
   return (uintptr_t)wasmtime_context_get_data(ctx);
+}
+
+// Linear memories made by us rather than wasmtime, so a store's memory
+// limit covers all its memories together and a refused growth is known to
+// the host (wasmtime's own limiter only makes memory.grow return -1).
+// Each memory reserves its whole address range PROT_NONE up front and
+// never moves; growing makes more of it read-write.
+static __thread mur_mem_account *mur_current_account;
+
+typedef struct mur_mem {
+  uint8_t *base;
+  size_t size, reserve, guard;
+  mur_mem_account *acct;
+} mur_mem;
+
+static uint8_t *mur_mem_get(void *env, size_t *size, size_t *cap) {
+  mur_mem *m = env;
+  *size = m->size;
+  *cap = m->reserve;
+  return m->base;
+}
+
+static int mur_mem_over(mur_mem_account *a, size_t more) {
+  if (a == NULL || a->limit < 0 || a->used + (int64_t)more <= a->limit) return 0;
+  a->hit = 1;
+  return 1;
+}
+
+static wasmtime_error_t *mur_mem_grow(void *env, size_t new_size) {
+  mur_mem *m = env;
+  if (new_size <= m->size) return NULL;
+  if (new_size > m->reserve) return wasmtime_error_new("linear memory reservation exhausted");
+  size_t more = new_size - m->size;
+  if (mur_mem_over(m->acct, more)) return wasmtime_error_new("memory limit exceeded");
+  if (mprotect(m->base + m->size, more, PROT_READ | PROT_WRITE) != 0) return wasmtime_error_new("mprotect failed");
+  if (m->acct) m->acct->used += more;
+  m->size = new_size;
+  return NULL;
+}
+
+static void mur_mem_free(void *env) {
+  mur_mem *m = env;
+  munmap(m->base, m->reserve + m->guard);
+  if (m->acct) m->acct->used -= m->size;
+  free(m);
+}
+
+static wasmtime_error_t *mur_new_memory(void *env, const wasm_memorytype_t *ty, size_t minimum, size_t maximum,
+                                        size_t reserved, size_t guard, wasmtime_linear_memory_t *out) {
+  (void)env;
+  (void)ty;
+  size_t reserve = reserved;
+  if (reserve == 0) reserve = maximum < ((size_t)4 << 30) ? maximum : ((size_t)4 << 30);
+  if (minimum > reserve) return wasmtime_error_new("linear memory minimum exceeds its reservation");
+  mur_mem_account *acct = mur_current_account;
+  if (mur_mem_over(acct, minimum)) return wasmtime_error_new("memory limit exceeded by a memory's minimum size");
+  void *p = mmap(NULL, reserve + guard, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return wasmtime_error_new("mmap of a linear memory failed");
+  if (minimum > 0 && mprotect(p, minimum, PROT_READ | PROT_WRITE) != 0) {
+    munmap(p, reserve + guard);
+    return wasmtime_error_new("mprotect failed");
+  }
+  mur_mem *m = calloc(1, sizeof *m);
+  m->base = p;
+  m->size = minimum;
+  m->reserve = reserve;
+  m->guard = guard;
+  m->acct = acct;
+  if (acct) acct->used += minimum;
+  out->env = m;
+  out->get_memory = mur_mem_get;
+  out->grow_memory = mur_mem_grow;
+  out->finalizer = mur_mem_free;
+  return NULL;
+}
+
+void mur_use_memory_creator(wasm_config_t *config) {
+  wasmtime_memory_creator_t c = {NULL, mur_new_memory, NULL};
+  wasmtime_config_host_memory_creator_set(config, &c);
+  // Copy-on-write images need wasmtime's own mmap memories; data segments
+  // are copied in instead.
+  wasmtime_config_memory_init_cow_set(config, false);
+}
+
+// mur_instantiate runs one instantiation with acct as the account of the
+// memories it creates; one C call, so one thread.
+wasmtime_error_t *mur_instantiate(mur_mem_account *acct, const wasmtime_component_linker_t *l,
+                                  wasmtime_context_t *ctx, const wasmtime_component_t *c,
+                                  wasmtime_component_instance_t *out) {
+  mur_current_account = acct;
+  wasmtime_error_t *err = wasmtime_component_linker_instantiate(l, ctx, c, out);
+  mur_current_account = NULL;
+  return err;
 }
 
 size_t mur_sizeof_val(void) { return sizeof(wasmtime_component_val_t); }

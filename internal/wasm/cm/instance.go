@@ -35,7 +35,7 @@ func (l *Linker) Instantiate(ctx context.Context, s *Store, c *Component) (*Inst
 	}
 	defer s.leave()
 	var inst C.wasmtime_component_instance_t
-	cerr := C.wasmtime_component_linker_instantiate(b.ptr, s.ctx, c.ptr, &inst)
+	cerr := C.mur_instantiate(s.acct, b.ptr, s.ctx, c.ptr, &inst)
 	debugGC()
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(c)

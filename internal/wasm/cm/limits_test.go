@@ -81,17 +81,58 @@ func TestFuel(t *testing.T) {
 }
 
 func TestGrowthStoppedByLimits(t *testing.T) {
-	e := newEngine(t, Config{})
-	for _, name := range []string{"balloon", "grow-table"} {
-		t.Run(name, func(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   Config
+		fn    string
+		want  error
+		trace string
+	}{
+		// cm's memories know the limit refused the growth.
+		{"balloon accounted", Config{AccountMemory: true}, "balloon", ErrMemoryLimit, "unreachable"},
+		// wasmtime's limiter only makes memory.grow / table.grow return -1
+		// (wasm semantics), on which the fixture traps.
+		{"balloon", Config{}, "balloon", ErrTrap, "unreachable"},
+		{"grow-table", Config{}, "grow-table", ErrTrap, "unreachable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, tt.cfg)
 			inst := limitsInstance(t, e, Limits{MemoryBytes: 1 << 20, TableElements: 1000})
-			// Past the limit memory.grow/table.grow return -1 (wasm
-			// semantics), on which the fixture traps.
-			err := call(t, inst, context.Background(), name)
-			if !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), "unreachable") {
-				t.Fatalf("%s: %v, want the fixture's unreachable after a refused grow", name, err)
+			err := call(t, inst, context.Background(), tt.fn)
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.trace) {
+				t.Fatalf("%s: %v, want %v", tt.fn, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestMemoryLimitCoversAllMemories(t *testing.T) {
+	const page = 65536
+	tests := []struct {
+		cfg  Config
+		want error
+	}{
+		{Config{AccountMemory: true}, ErrMemoryLimit}, // 6 pages in all > 5
+		{Config{}, nil}, // each memory (3 pages) <= 5
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("accounted=%t", tt.cfg.AccountMemory), func(t *testing.T) {
+			e := newEngine(t, tt.cfg)
+			s := newStore(t, e, Limits{MemoryBytes: 5 * page}, nil)
+			_, err := e.NewLinker().Instantiate(context.Background(), s, fixture(t, e, "twomem.wat"))
+			if !errors.Is(err, tt.want) && (tt.want != nil || err != nil) {
+				t.Fatalf("instantiate: %v, want %v", err, tt.want)
+			}
+		})
+	}
+	e := newEngine(t, Config{AccountMemory: true})
+	s := newStore(t, e, Limits{MemoryBytes: 6 * page}, nil)
+	if _, err := e.NewLinker().Instantiate(context.Background(), s, fixture(t, e, "twomem.wat")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.MemoryUsed(); got != 6*page {
+		t.Fatalf("MemoryUsed = %d, want %d", got, 6*page)
 	}
 }
 
@@ -107,8 +148,19 @@ func TestInstantiationLimits(t *testing.T) {
 		{"table", "bigmem.wat", Limits{TableElements: 10}, ErrTableLimit},
 		{"instances", "values.wat", Limits{Instances: 1}, ErrInstanceLimit},
 	}
+	accounted := newEngine(t, Config{AccountMemory: true})
+	tests = append(tests, struct {
+		name    string
+		fixture string
+		limits  Limits
+		want    error
+	}{"memory accounted", "bigmem.wat", Limits{MemoryBytes: 2 * 65536}, ErrMemoryLimit})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			e := e
+			if strings.HasSuffix(tt.name, "accounted") {
+				e = accounted
+			}
 			s := newStore(t, e, tt.limits, nil)
 			_, err := echoLinker(e, nil).Instantiate(context.Background(), s, fixture(t, e, tt.fixture))
 			if !errors.Is(err, tt.want) {

@@ -71,6 +71,9 @@ type Store struct{}
 // Data returns nil.
 func (*Store) Data() any { return nil }
 
+// MemoryUsed returns -1.
+func (*Store) MemoryUsed() int64 { return -1 }
+
 // Fuel returns ErrNoCgo.
 func (*Store) Fuel() (uint64, error) { return 0, ErrNoCgo }
 

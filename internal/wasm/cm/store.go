@@ -15,6 +15,7 @@ import (
 	"runtime/cgo"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // cancelCheckTicks bounds how many epoch ticks pass between checks of the
@@ -36,6 +37,7 @@ type storeState struct {
 	engine *Engine
 	limits Limits
 	data   any
+	acct   *C.mur_mem_account // memory budget, for engines with cm's memories
 
 	busy sync.Mutex
 	// Set for the duration of a call into wasm.
@@ -58,11 +60,18 @@ func (e *Engine) NewStore(limits Limits, data any) (*Store, error) {
 	// The handle is released by wasmtime together with the store.
 	st.ptr = C.mur_store_new(ep, C.uintptr_t(cgo.NewHandle(st)))
 	st.ctx = C.wasmtime_store_context(st.ptr)
-	C.wasmtime_store_limiter(st.ptr, limit(limits.MemoryBytes), limit(limits.TableElements),
-		limit(limits.Instances), -1, -1)
+	perMemory := limit(limits.MemoryBytes)
+	if e.cfg.ownMemory() {
+		// cm's memories enforce the limit on their sum and record refusals.
+		st.acct = (*C.mur_mem_account)(C.calloc(1, C.size_t(unsafe.Sizeof(C.mur_mem_account{}))))
+		st.acct.limit = perMemory
+		perMemory = -1
+	}
+	C.wasmtime_store_limiter(st.ptr, perMemory, limit(limits.TableElements), limit(limits.Instances), -1, -1)
 	if e.cfg.Fuel {
 		if err := takeError(C.wasmtime_context_set_fuel(st.ctx, C.uint64_t(limits.Fuel))); err != nil {
 			C.wasmtime_store_delete(st.ptr)
+			C.free(unsafe.Pointer(st.acct))
 			return nil, fmt.Errorf("set fuel: %w", err)
 		}
 	}
@@ -77,6 +86,15 @@ func limit(n int64) C.int64_t {
 		return -1
 	}
 	return C.int64_t(n)
+}
+
+// MemoryUsed returns the bytes of linear memory the store's instances hold
+// (engines with cm's memories; -1 otherwise).
+func (s *Store) MemoryUsed() int64 {
+	if s.acct == nil {
+		return -1
+	}
+	return int64(s.acct.used)
 }
 
 // Data returns the value given to NewStore.
@@ -106,6 +124,9 @@ func (s *Store) Close() error {
 	if !s.closed {
 		s.closed = true
 		C.wasmtime_store_delete(s.ptr)
+		// After the store: deleting it frees the memories, which update
+		// the account.
+		C.free(unsafe.Pointer(s.acct))
 		runtime.SetFinalizer(s, nil)
 	}
 	return nil
@@ -125,6 +146,9 @@ func (st *storeState) enter(ctx context.Context) error {
 		return &TrapError{Kind: ErrCanceled, Msg: "context done before the call", Cause: err}
 	}
 	st.callCtx, st.interrupt, st.hostErr = ctx, nil, nil
+	if st.acct != nil {
+		st.acct.hit = 0
+	}
 	st.deadline = time.Time{}
 	if st.limits.Deadline > 0 {
 		st.deadline = time.Now().Add(st.limits.Deadline)
@@ -174,6 +198,11 @@ func (st *storeState) callError(e *C.wasmtime_error_t) error {
 	default:
 		te.Msg = trimBacktrace(errorMessage(e))
 		te.Kind = classify(te.Msg)
+		if st.acct != nil && st.acct.hit != 0 {
+			// A refused growth returns -1 to the guest, which then
+			// usually traps: the limit is the cause.
+			te.Kind = ErrMemoryLimit
+		}
 	}
 	return te
 }
