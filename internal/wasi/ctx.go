@@ -106,6 +106,9 @@ func (c *Ctx) Close() error {
 	for _, p := range c.preopens {
 		errs = append(errs, p.Close())
 	}
+	// Stops the stdin pump from buffering more; a Read already blocked in
+	// the caller's reader returns when that reader does.
+	errs = append(errs, c.stdin.Close())
 	if c.http != nil {
 		c.http.CloseIdleConnections()
 	}

@@ -324,9 +324,13 @@ type OutgoingBody struct {
 }
 
 // outgoingLimit bounds how much of a body may wait for the transport once
-// the request is on its way; before that the whole body may be queued so a
-// guest can write first and send after.
-const outgoingLimit = 1 << 20
+// the request is on its way; unsentLimit bounds what a guest may queue
+// before sending it (write first, send after), since this memory is the
+// host's and not counted against the store's limit.
+const (
+	outgoingLimit = 1 << 20
+	unsentLimit   = 16 << 20
+)
 
 func newOutgoingBody() *OutgoingBody { return &OutgoingBody{} }
 
@@ -404,13 +408,16 @@ func (w *bodyWriter) CheckWrite() (uint64, error) {
 	if w.b.done {
 		return 0, ErrStreamClosed
 	}
-	if !w.b.sent {
-		return chunk, nil
+	return uint64(w.b.room()), nil
+}
+
+// room is how many more bytes may be queued now.
+func (b *OutgoingBody) room() int {
+	limit := outgoingLimit
+	if !b.sent {
+		limit = unsentLimit
 	}
-	if w.b.queued >= outgoingLimit {
-		return 0, nil
-	}
-	return uint64(outgoingLimit - w.b.queued), nil
+	return max(limit-b.queued, 0)
 }
 
 func (w *bodyWriter) Write(p []byte) error {
@@ -418,6 +425,10 @@ func (w *bodyWriter) Write(p []byte) error {
 	if w.b.done {
 		w.b.mu.Unlock()
 		return ErrStreamClosed
+	}
+	if len(p) > w.b.room() {
+		w.b.mu.Unlock()
+		return &StreamError{Err: fmt.Errorf("write of %d bytes exceeds the %d check-write allowed", len(p), w.b.room())}
 	}
 	w.b.q = append(w.b.q, append([]byte(nil), p...))
 	w.b.queued += len(p)
@@ -437,7 +448,7 @@ type bodyRoom struct{ b *OutgoingBody }
 func (p bodyRoom) Ready() bool {
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
-	return p.b.done || !p.b.sent || p.b.queued < outgoingLimit
+	return p.b.done || p.b.room() > 0
 }
 func (p bodyRoom) Changed() <-chan struct{} { return p.b.sig.wait() }
 

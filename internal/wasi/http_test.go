@@ -297,3 +297,25 @@ func TestHTTPBodyTimeoutsAndAbort(t *testing.T) {
 	case <-time.After(5 * time.Second):
 	}
 }
+
+func TestOutgoingBodyIsBounded(t *testing.T) {
+	r := NewOutgoingRequest(&Fields{})
+	b, _ := r.Body()
+	w, _ := b.Stream()
+	n, err := w.CheckWrite()
+	if err != nil || n != unsentLimit {
+		t.Fatalf("check-write before send = %d, %v", n, err)
+	}
+	if err := w.Write(make([]byte, unsentLimit)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := w.CheckWrite(); n != 0 {
+		t.Fatalf("check-write when full = %d", n)
+	}
+	if err := w.Write([]byte{1}); err == nil {
+		t.Fatal("a write past check-write was accepted")
+	}
+	if w.Subscribe().Ready() {
+		t.Fatal("a full body reports room")
+	}
+}
