@@ -7,18 +7,21 @@ import (
 	"fmt"
 )
 
-// ArenaMagic opens the static arena the Go guest SDK reserves
-// (sdk/go/internal/abi). The post-link step finds the arena by this marker
-// in the module's data segments; it must appear exactly once.
-var ArenaMagic = []byte{'m', 'u', 'r', '-', 'a', 'r', 'e', 'n', 'a', '-', 'v', '1', 0xfe, 0xed, 0xfa, 0xce}
+// ArenaMagic opens the arena descriptor the Go guest SDK keeps in its
+// data (sdk/go/internal/abi). The post-link step finds the descriptor by
+// this marker in the module's data segments; it must appear exactly once.
+var ArenaMagic = []byte{'m', 'u', 'r', '-', 'a', 'r', 'e', 'n', 'a', '-', 'v', '2', 0xfe, 0xed, 0xfa, 0xce}
 
-// Arena header layout, offsets from the arena's base. The SDK writes the
-// size and 0xff filler; the post-link step writes next and mark.
+// Descriptor layout, offsets from the marker. The SDK writes the size, the
+// arena's base address (a Go pointer, 8 bytes, of which the low 4 count)
+// and 0xff filler; the post-link step writes next and mark. The arena
+// itself is zero-initialized memory elsewhere, never in a data segment.
 const (
-	hdrSize   = 16 // u32: the arena's total size, header included
+	hdrSize   = 16 // u32: the arena's size
 	hdrNext   = 20 // u32: the bump allocator's next free address
 	hdrMark   = 24 // u32: where a reset returns next to (owned by the SDK)
-	hdrLength = 32
+	hdrBase   = 32 // u32: the arena's first byte
+	hdrLength = 36
 )
 
 // Sentinel errors for the kinds of input Link refuses.
@@ -28,7 +31,7 @@ var (
 	ErrManyArenas    = errors.New("more than one murmur arena marker")
 	ErrHasRealloc    = errors.New("module already exports cabi_realloc")
 	ErrMalformed     = errors.New("malformed module")
-	ErrArenaTooSmall = errors.New("arena smaller than its header")
+	ErrArenaTooSmall = errors.New("arena too small")
 )
 
 const (
@@ -72,7 +75,7 @@ func Link(module []byte) ([]byte, error) {
 		}
 	}
 
-	base, size, err := patchArena(find(secData))
+	desc, end, err := patchArena(find(secData))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +97,7 @@ func Link(module []byte) ([]byte, error) {
 	if err := addExport(find(secExport), "cabi_realloc", funcIdx); err != nil {
 		return nil, err
 	}
-	body := reallocBody(base+hdrNext, base+size)
+	body := reallocBody(desc+hdrNext, end)
 	if _, err := appendVec(find(secCode), append(uleb(uint64(len(body))), body...)); err != nil {
 		return nil, err
 	}
@@ -126,10 +129,11 @@ func splitSections(b []byte) ([]section, error) {
 	return secs, nil
 }
 
-// patchArena finds the marker in an active data segment, reads the arena
-// size the SDK wrote, and sets next and mark to the first byte past the
-// header. It returns the arena's base address and size.
-func patchArena(data *section) (base, size uint32, err error) {
+// patchArena finds the descriptor in an active data segment, reads the
+// arena's base and size, and sets next and mark to the base. It returns
+// the descriptor's address and the arena's end.
+func patchArena(data *section) (desc, end uint32, err error) {
+	var base, size uint32
 	b := data.body
 	count, k, err := readULEB(b)
 	if err != nil {
@@ -194,23 +198,26 @@ func patchArena(data *section) (base, size uint32, err error) {
 				return 0, 0, ErrManyArenas
 			}
 			if at+hdrLength > len(content) {
-				return 0, 0, fmt.Errorf("%w: arena header split across data segments", ErrMalformed)
+				return 0, 0, fmt.Errorf("%w: arena descriptor split across data segments", ErrMalformed)
 			}
-			base = offset + uint32(at)
+			base = binary.LittleEndian.Uint32(content[at+hdrBase:])
 			size = binary.LittleEndian.Uint32(content[at+hdrSize:])
-			if size < hdrLength+8 {
+			if size < 8 {
 				return 0, 0, ErrArenaTooSmall
 			}
-			start := base + hdrLength
-			binary.LittleEndian.PutUint32(content[at+hdrNext:], start)
-			binary.LittleEndian.PutUint32(content[at+hdrMark:], start)
+			if uint64(base)+uint64(size) > 1<<32 {
+				return 0, 0, fmt.Errorf("%w: arena past the 4 GiB address space", ErrMalformed)
+			}
+			desc = offset + uint32(at)
+			binary.LittleEndian.PutUint32(content[at+hdrNext:], base)
+			binary.LittleEndian.PutUint32(content[at+hdrMark:], base)
 		}
 		pos += int(n)
 	}
 	if found == 0 {
 		return 0, 0, ErrNoArena
 	}
-	return base, size, nil
+	return desc, base + size, nil
 }
 
 var reallocSig = []byte{0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f}

@@ -43,10 +43,13 @@ func module(t *testing.T, exports []string, segs map[uint32][]byte) []byte {
 	return out
 }
 
-func arenaHeader(size uint32) []byte {
+// descriptor encodes the SDK's arena descriptor for an arena of size
+// bytes at base.
+func descriptor(base, size uint32) []byte {
 	h := append([]byte(nil), ArenaMagic...)
 	h = binary.LittleEndian.AppendUint32(h, size)
-	return append(h, bytes.Repeat([]byte{0xff}, 12)...)
+	h = append(h, bytes.Repeat([]byte{0xff}, 12)...)
+	return binary.LittleEndian.AppendUint64(h, uint64(base))
 }
 
 func instantiate(t *testing.T, wasm []byte) (api.Module, api.Function) {
@@ -70,8 +73,8 @@ func instantiate(t *testing.T, wasm []byte) (api.Module, api.Function) {
 }
 
 func TestLinkAllocator(t *testing.T) {
-	const base, size = 1000, 4096
-	linked, err := Link(module(t, []string{"noop"}, map[uint32][]byte{base: arenaHeader(size)}))
+	const desc, base, size = 1000, 8192, 4096
+	linked, err := Link(module(t, []string{"noop"}, map[uint32][]byte{desc: descriptor(base, size)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +88,11 @@ func TestLinkAllocator(t *testing.T) {
 		return uint32(r[0]), nil
 	}
 	mem := m.Memory()
-	if next, _ := mem.ReadUint32Le(base + hdrNext); next != base+hdrLength {
-		t.Fatalf("next = %d, want %d", next, base+hdrLength)
+	if next, _ := mem.ReadUint32Le(desc + hdrNext); next != base {
+		t.Fatalf("next = %d, want %d", next, base)
 	}
-	if mark, _ := mem.ReadUint32Le(base + hdrMark); mark != base+hdrLength {
-		t.Fatalf("mark = %d, want %d", mark, base+hdrLength)
+	if mark, _ := mem.ReadUint32Le(desc + hdrMark); mark != base {
+		t.Fatalf("mark = %d, want %d", mark, base)
 	}
 
 	tests := []struct {
@@ -97,10 +100,10 @@ func TestLinkAllocator(t *testing.T) {
 		old, oldLen, align, newLen uint32
 		want                       uint32
 	}{
-		{"first, aligned 8", 0, 0, 8, 10, 1032},
-		{"align 4 after 10 bytes", 0, 0, 4, 4, 1044},
-		{"align 1", 0, 0, 1, 3, 1048},
-		{"zero length", 0, 0, 2, 0, 1052},
+		{"first, aligned 8", 0, 0, 8, 10, 8192},
+		{"align 4 after 10 bytes", 0, 0, 4, 4, 8204},
+		{"align 1", 0, 0, 1, 3, 8208},
+		{"zero length", 0, 0, 2, 0, 8212},
 	}
 	for _, tt := range tests {
 		got, err := call(tt.old, tt.oldLen, tt.align, tt.newLen)
@@ -137,15 +140,15 @@ func TestLinkAllocator(t *testing.T) {
 	}
 
 	// Resetting next to mark, as the SDK does, reuses the memory.
-	mark, _ := mem.ReadUint32Le(base + hdrMark)
-	mem.WriteUint32Le(base+hdrNext, mark)
-	if got, _ := call(0, 0, 1, 1); got != base+hdrLength {
-		t.Errorf("after reset got %d, want %d", got, base+hdrLength)
+	mark, _ := mem.ReadUint32Le(desc + hdrMark)
+	mem.WriteUint32Le(desc+hdrNext, mark)
+	if got, _ := call(0, 0, 1, 1); got != base {
+		t.Errorf("after reset got %d, want %d", got, base)
 	}
 }
 
 func TestLinkRefuses(t *testing.T) {
-	hdr := arenaHeader(4096)
+	hdr := descriptor(8192, 4096)
 	tests := []struct {
 		name string
 		in   []byte
@@ -155,7 +158,8 @@ func TestLinkRefuses(t *testing.T) {
 		{"no arena", module(t, nil, map[uint32][]byte{100: []byte("data")}), ErrNoArena},
 		{"two arenas", module(t, nil, map[uint32][]byte{100: hdr, 9000: hdr}), ErrManyArenas},
 		{"already has cabi_realloc", module(t, []string{"cabi_realloc"}, map[uint32][]byte{100: hdr}), ErrHasRealloc},
-		{"tiny arena", module(t, nil, map[uint32][]byte{100: arenaHeader(16)}), ErrArenaTooSmall},
+		{"tiny arena", module(t, nil, map[uint32][]byte{100: descriptor(8192, 4)}), ErrArenaTooSmall},
+		{"arena past 4 GiB", module(t, nil, map[uint32][]byte{100: descriptor(0xffff0000, 1<<20)}), ErrMalformed},
 		{"header cut", module(t, nil, map[uint32][]byte{100: hdr[:20]}), ErrMalformed},
 	}
 	for _, tt := range tests {
@@ -171,7 +175,7 @@ func TestLinkRefuses(t *testing.T) {
 // module it returns still parses as sections.
 func FuzzLink(f *testing.F) {
 	t := &testing.T{}
-	f.Add(module(t, []string{"noop"}, map[uint32][]byte{1000: arenaHeader(4096)}))
+	f.Add(module(t, []string{"noop"}, map[uint32][]byte{1000: descriptor(8192, 4096)}))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x0b\x05\x01\x00\x41\x00\x0b"))
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -2,10 +2,7 @@
 
 package abi
 
-import (
-	"encoding/binary"
-	"unsafe"
-)
+import "unsafe"
 
 // arenaSize bounds what one call can receive: every string and list the
 // host lowers into the guest (a call's arguments, an import's results) and
@@ -14,27 +11,43 @@ import (
 const arenaSize = 32 << 20
 
 // arena is the static memory the post-link step (tools/wasmlink) hands to
-// its `cabi_realloc`. The marker and header are non-zero so the Go linker
-// emits them in a data segment where wasmlink can find them; wasmlink then
-// writes next and mark (offsets 20 and 24). Go never moves or scans it.
-var arena = [arenaSize]byte{
-	'm', 'u', 'r', '-', 'a', 'r', 'e', 'n', 'a', '-', 'v', '1', 0xfe, 0xed, 0xfa, 0xce,
-	16: arenaSize & 0xff, 17: arenaSize >> 8 & 0xff, 18: arenaSize >> 16 & 0xff, 19: arenaSize >> 24 & 0xff,
-	20: 0xff, 21: 0xff, 22: 0xff, 23: 0xff, 24: 0xff, 25: 0xff, 26: 0xff, 27: 0xff,
-	28: 0xff, 29: 0xff, 30: 0xff, 31: 0xff,
+// its `cabi_realloc`. It is zero-initialized (bss), so it costs no bytes
+// in the module; Go never moves or scans it.
+var arena [arenaSize]byte
+
+// arenaDesc tells wasmlink where the arena is: the linker writes &arena
+// into it statically, and its marker and non-zero filler keep it in one
+// data segment that wasmlink can find. wasmlink sets next and mark to the
+// arena's base; its allocator bumps next.
+type arenaDescriptor struct {
+	magic      [16]byte
+	size       uint32
+	next, mark uint32
+	_          uint32
+	base       *[arenaSize]byte
+	// guard keeps base's high zero bytes from ending the data segment
+	// early, which would cut the descriptor.
+	guard uint64
+}
+
+var arenaDesc = arenaDescriptor{
+	magic: [16]byte{'m', 'u', 'r', '-', 'a', 'r', 'e', 'n', 'a', '-', 'v', '2', 0xfe, 0xed, 0xfa, 0xce},
+	size:  arenaSize,
+	next:  0xffffffff,
+	mark:  0xffffffff,
+	base:  &arena,
+	guard: ^uint64(0),
 }
 
 func init() {
 	// Everything allocated so far (the adapter's state and stack, during
 	// runtime start-up) is permanent: calls reset to here.
-	binary.LittleEndian.PutUint32(arena[24:], binary.LittleEndian.Uint32(arena[20:]))
+	arenaDesc.mark = arenaDesc.next
 }
 
 // ResetArena frees every arena allocation made since start-up. The glue
 // calls it once a call's arguments or an import's results are copied out.
-func ResetArena() {
-	copy(arena[20:24], arena[24:28])
-}
+func ResetArena() { arenaDesc.next = arenaDesc.mark }
 
 type wasmMemory struct{ pinned [][]byte }
 

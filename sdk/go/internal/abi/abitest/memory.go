@@ -30,3 +30,6 @@ func (m *Memory) Put(b []byte) uint32 {
 	copy(m.Data[p:], b)
 	return p
 }
+
+// Reset rewinds the allocator to next, as a guest resets its arena.
+func (m *Memory) Reset(next uint32) { m.next = next }
