@@ -125,3 +125,42 @@ func TestABILayout(t *testing.T) {
 		t.Errorf("sizeof(wasmtime_component_item_t) = %d, want 24", got)
 	}
 }
+
+// TestCacheConcurrentWriters: engines standing for separate processes fill
+// one cache directory at once; every compile succeeds and the directory
+// ends with one valid file.
+func TestCacheConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	wasm, err := Wat2Wasm(mustRead(t, "testdata/values.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			e, err := NewEngine(Config{CacheDir: dir})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer e.Close()
+			c, err := e.Compile(wasm)
+			if err == nil {
+				c.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := cacheFiles(t, dir)
+	if len(files) != 1 || !cacheFileValid(files[0], filepath.Base(files[0])[:32]) {
+		t.Fatalf("cache holds %v, want one valid file", files)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp-*")); len(tmp) != 0 {
+		t.Fatalf("temporary files left: %v", tmp)
+	}
+}
