@@ -86,8 +86,13 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		}
 		return refuse(append(warn, diag.New(diag.Code("E-CAP-003"), c.Pos("capabilities.containment"), "capabilities.containment", err.Error())))
 	}
-	floor := sandbox.Achieved(host, sbp).String()
 	report := sandbox.Explain(host, sbp)
+	// Staging judges the capsule by the floor it declares (its effective
+	// containment floor); CheckFloor above has made sure this host reaches it.
+	floor := ""
+	if c.Capabilities != nil {
+		floor = c.Capabilities.Containment
+	}
 
 	res, sds := store.Stage(ctx, parsed, floor)
 	warn = append(warn, sds.Warnings()...)
