@@ -142,7 +142,8 @@ func TestOtherVersionExportRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inst.Close()
-	if _, err := inst.Tool(); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "murmur:tool/run@0.1.0") {
+	_, err = inst.Tool()
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "exports murmur:tool/run@0.2.0") || !strings.Contains(err.Error(), "resolves only murmur:tool/run@0.1.0") {
 		t.Fatalf("err = %v", err)
 	}
 }

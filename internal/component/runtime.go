@@ -66,6 +66,7 @@ type Instance struct {
 	inst  *cm.Instance
 	store *cm.Store
 	data  *storeData
+	comp  *cm.Component
 	// Name is the artifact name, for messages.
 	Name string
 }
@@ -99,7 +100,7 @@ func (r *Runtime) Instantiate(ctx context.Context, c *cm.Component, o Options) (
 		x.Close()
 		return nil, fmt.Errorf("component %q: %w", o.Name, err)
 	}
-	return &Instance{inst: inst, store: s, data: data, Name: o.Name}, nil
+	return &Instance{inst: inst, store: s, data: data, comp: c, Name: o.Name}, nil
 }
 
 // Close drops the store and the WASI context.
@@ -136,8 +137,13 @@ func (i *Instance) export(iface, fn string) (*cm.Func, error) {
 	}
 	bare := iface[:strings.LastIndex(iface, "@")]
 	hint := fmt.Sprintf("rebuild the artifact against %s (mur install for a default artifact, or rebuild it from source)", iface)
-	if _, uerr := i.inst.Func(bare, fn); uerr == nil {
-		return nil, fmt.Errorf("%w: component %q exports the unversioned %s; this host resolves only %s: %s", ErrVersion, i.Name, bare, iface, hint)
+	for _, e := range i.comp.Exports() {
+		switch {
+		case e.Name == bare:
+			return nil, fmt.Errorf("%w: component %q exports the unversioned %s; this host resolves only %s: %s", ErrVersion, i.Name, bare, iface, hint)
+		case e.Name != iface && strings.HasPrefix(e.Name, bare+"@"):
+			return nil, fmt.Errorf("%w: component %q exports %s; this host resolves only %s: %s", ErrVersion, i.Name, e.Name, iface, hint)
+		}
 	}
 	return nil, fmt.Errorf("%w: component %q does not export %s#%s: %s", ErrVersion, i.Name, iface, fn, hint)
 }
