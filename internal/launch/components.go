@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,7 +76,11 @@ func (l *lazyComponent) Run(ctx context.Context, in component.ToolInput) (compon
 		return component.ToolResult{}, l.err
 	}
 	l.inst.SetHost(l.host())
-	return l.tool.Run(ctx, in)
+	r, err := l.tool.Run(ctx, in)
+	if errors.Is(err, cm.ErrDeadline) {
+		err = fmt.Errorf("artifact %q: the call ran past capabilities.limits.deadline_seconds (%s); raise it, or make the call shorter: %w", l.g.name, l.g.limits.Deadline, err)
+	}
+	return r, err
 }
 
 func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error) {
