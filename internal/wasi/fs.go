@@ -146,6 +146,20 @@ func (p *Preopen) checkWrite(op, rel string) error {
 	return nil
 }
 
+// holdsReadOnly reports a read-only entry lying strictly beneath rel.
+func (p *Preopen) holdsReadOnly(rel string) (string, bool) {
+	if p.wdRel == "" {
+		return "", false
+	}
+	wd := path.Join(p.wdRel, rel)
+	for _, ro := range p.readOnly {
+		if wd == "." || strings.HasPrefix(ro, wd+"/") {
+			return ro, true
+		}
+	}
+	return "", false
+}
+
 // ReadOnlyAt reports whether rel (resolved, preopen-relative) is covered by
 // a read-only subtree.
 func (p *Preopen) ReadOnlyAt(rel string) bool {
@@ -259,6 +273,13 @@ func (p *Preopen) Rename(oldBase, oldGuest string, np *Preopen, newBase, newGues
 	if np != p {
 		return &FSError{Code: CodeCrossDevice, Op: "rename", Path: newGuest, Err: errors.New("rename across preopens")}
 	}
+	// Moving an ancestor of a read-only subtree would carry the subtree
+	// out from under its rule.
+	for _, rel := range []string{oldRel, newRel} {
+		if ro, ok := p.holdsReadOnly(rel); ok {
+			return &FSError{Code: CodeAccess, Op: "rename", Path: rel, Err: fmt.Errorf("%q contains read-only %q: %w", rel, ro, ErrReadOnly)}
+		}
+	}
 	return fsErr("rename", oldGuest, p.root.Rename(oldRel, newRel))
 }
 
@@ -284,6 +305,10 @@ func (p *Preopen) Symlink(target, base, newGuest string) error {
 func (p *Preopen) Link(oldBase, oldGuest string, followOld bool, np *Preopen, newBase, newGuest string) error {
 	oldRel, err := p.Resolve(oldBase, oldGuest, followOld)
 	if err != nil {
+		return err
+	}
+	// A hard link to a read-only file would be a writable name for it.
+	if err := p.checkWrite("link", oldRel); err != nil {
 		return err
 	}
 	newRel, err := np.writable("link", newBase, newGuest)

@@ -164,6 +164,8 @@ func TestPathOpsRespectPolicy(t *testing.T) {
 		{name: "symlink climbing target", op: func() error { return p.Symlink("../../sibling", ".", "src/sib") }, code: CodeNotPermitted},
 		{name: "symlink inside", op: func() error { return p.Symlink("../tests", ".", "src/t") }},
 		{name: "link from outside", op: func() error { return p.Link(".", "rel-out", true, p, ".", "stolen") }, code: CodeNotPermitted},
+		{name: "hard link to a read-only file", op: func() error { return p.Link(".", "tests/a/t.txt", false, p, ".", "src/t-alias") }, code: CodeAccess},
+		{name: "hard link inside", op: func() error { return p.Link(".", "src/main.txt", false, p, ".", "src/main-alias") }},
 		{name: "rename ok", op: func() error { return p.Rename(".", "src/main.txt", p, ".", "src/moved.txt") }},
 	}
 	for _, tt := range tests {
@@ -191,6 +193,26 @@ func TestPathOpsRespectPolicy(t *testing.T) {
 	b, _ := io.ReadAll(f)
 	if string(b) != "hello" {
 		t.Fatalf("moved content %q", b)
+	}
+}
+
+func TestRenameCannotCarryReadOnlyAway(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "bench", "fixtures"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	p, err := OpenPreopen(".", dir, ".", []string{"bench/fixtures"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Rename(".", "bench", p, ".", "moved"); CodeOf(err) != CodeAccess {
+		t.Fatalf("renaming the parent of a read-only subtree: %v", err)
+	}
+	if err := p.Rename(".", "empty", p, ".", "bench"); CodeOf(err) != CodeAccess {
+		t.Fatalf("renaming onto the parent of a read-only subtree: %v", err)
+	}
+	if err := p.Rename(".", "empty", p, ".", "benchmark"); err != nil {
+		t.Fatalf("unrelated rename: %v", err)
 	}
 }
 
