@@ -58,6 +58,15 @@ type File struct {
 	// registry name.
 	Publish     string            `yaml:"publish,omitempty"`
 	Credentials map[string]string `yaml:"credentials,omitempty"`
+	// Spend holds machine-wide ceilings; only the global file sets them.
+	Spend *Spend `yaml:"spend,omitempty"`
+}
+
+// Spend is the machine-wide spend block.
+type Spend struct {
+	// MachineTokensPerDay bounds the tokens of every run on this machine
+	// per UTC day; 0 is no ceiling.
+	MachineTokensPerDay int64 `yaml:"machine_tokens_per_day,omitempty"`
 }
 
 var (
@@ -99,6 +108,9 @@ func (f *File) validate() error {
 		if !credName.MatchString(n) {
 			return fmt.Errorf("%w: credentials.%s: a credential name is UPPER_SNAKE_CASE", ErrConfig, n)
 		}
+	}
+	if f.Spend != nil && f.Spend.MachineTokensPerDay < 0 {
+		return fmt.Errorf("%w: spend.machine_tokens_per_day must be a positive integer", ErrConfig)
 	}
 	return nil
 }
@@ -280,6 +292,11 @@ func Set(path, key, value string) error {
 		for _, s := range strings.Split(value, ",") {
 			val.Content = append(val.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: strings.TrimSpace(s)})
 		}
+	case key == "spend.machine_tokens_per_day":
+		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n <= 0 {
+			return fmt.Errorf("%w: %s takes a positive integer, not %q", ErrConfig, key, value)
+		}
+		val = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: value}
 	case strings.HasSuffix(key, ".plain_http"):
 		if _, err := strconv.ParseBool(value); err != nil {
 			return fmt.Errorf("%w: %s takes true or false, not %q", ErrConfig, key, value)
@@ -312,14 +329,14 @@ var registryFields = map[string]bool{"url": true, "namespace": true, "username":
 func checkKey(key string) error {
 	p := strings.Split(key, ".")
 	switch {
-	case key == "resolution" || key == "publish":
+	case key == "resolution" || key == "publish" || key == "spend.machine_tokens_per_day":
 		return nil
 	case p[0] == "credentials" && len(p) == 2 && credName.MatchString(p[1]):
 		return nil
 	case p[0] == "registries" && len(p) == 3 && regName.MatchString(p[1]) && registryFields[p[2]]:
 		return nil
 	}
-	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http} and credentials.<NAME>", ErrConfig, key)
+	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http}, credentials.<NAME> and spend.machine_tokens_per_day", ErrConfig, key)
 }
 
 func loadNode(path string) (*yaml.Node, error) {

@@ -17,6 +17,7 @@ func TestSetGet(t *testing.T) {
 		{"resolution", "project, global,local"},
 		{"credentials.TAVILY_API_KEY", "tv-1"},
 		{"publish", "local"},
+		{"spend.machine_tokens_per_day", "5000000"},
 	}
 	for _, s := range steps {
 		if err := Set(p, s.key, s.val); err != nil {
@@ -25,7 +26,7 @@ func TestSetGet(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"registries.local.url": "http://127.0.0.1:5000", "resolution": "project,global,local",
-		"credentials.TAVILY_API_KEY": "tv-1", "publish": "local",
+		"credentials.TAVILY_API_KEY": "tv-1", "publish": "local", "spend.machine_tokens_per_day": "5000000",
 	} {
 		got, ok, err := Get(p, key)
 		if err != nil || !ok || got != want {
@@ -43,7 +44,7 @@ func TestSetGet(t *testing.T) {
 		t.Error("empty value did not remove the key")
 	}
 	f, err := Load(p)
-	if err != nil || f.Registries["local"].Username != "ana" || len(f.Resolution) != 3 {
+	if err != nil || f.Registries["local"].Username != "ana" || len(f.Resolution) != 3 || f.Spend == nil || f.Spend.MachineTokensPerDay != 5000000 {
 		t.Fatalf("Load = %+v, %v", f, err)
 	}
 }
@@ -57,6 +58,9 @@ func TestSetRefuses(t *testing.T) {
 		{"registries.local.url", "ftp://x"},
 		{"registries.local.plain_http", "maybe"},
 		{"resolution", "project,project"},
+		{"spend.machine_tokens_per_day", "0"},
+		{"spend.machine_tokens_per_day", "lots"},
+		{"spend.other", "1"},
 	} {
 		if err := Set(p, tt.key, tt.val); !errors.Is(err, ErrConfig) {
 			t.Errorf("Set(%s, %s) = %v, want ErrConfig", tt.key, tt.val, err)

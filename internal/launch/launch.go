@@ -151,6 +151,16 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mur: %v\n", err)
 		return agent.ExitCodeRefused
 	}
+	if gp, err := config.GlobalPath(); err == nil {
+		g, err := config.Load(gp)
+		if err != nil {
+			fmt.Fprintf(stderr, "mur: %v\n", err)
+			return agent.ExitCodeRefused
+		}
+		if g.Spend != nil {
+			cfg.MachineTokensPerDay = g.Spend.MachineTokensPerDay
+		}
+	}
 	if name := inf.SystemPromptArtifact; name != "" {
 		text, err := l.skillText(name)
 		if err != nil {
