@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the host calls these through //go:wasmexport
+
 package hook
 
 import "github.com/murmur/mur/sdk/go/internal/abi"
