@@ -92,8 +92,31 @@ const (
 	IONotFound Code = "E-IO-001"
 	// IOMissingFile: a requires_files entry is missing from the source dir.
 	IOMissingFile Code = "E-IO-003"
+	// RegNotFound: no source in the resolution order holds the artifact
+	// version. mur's own code (the spec names none).
+	RegNotFound Code = "E-REG-001"
+	// RegUnreachable: a registry did not answer, or answered 5xx. mur's own.
+	RegUnreachable Code = "E-REG-002"
+	// RegAuth: a registry refused the credentials. mur's own.
+	RegAuth Code = "E-REG-003"
 	// RegReservedVersion: latest, stable and edge cannot be published.
 	RegReservedVersion Code = "E-REG-004"
+	// RegDigest: fetched bytes differ from the digest their source reports,
+	// or a store's blob no longer matches its name. mur's own.
+	RegDigest Code = "E-REG-005"
+	// RegPin: the bytes differ from the murmur.lock pin. mur's own.
+	RegPin Code = "E-REG-006"
+	// RegPackage: the package was refused as hostile or malformed (zip-slip,
+	// symlinks, bombs, duplicates). mur's own.
+	RegPackage Code = "E-REG-007"
+	// RegMismatch: a package's own murmur.yaml names another artifact or
+	// version. mur's own.
+	RegMismatch Code = "E-REG-008"
+	// RegPublished: the version is already published with other bytes;
+	// versions are immutable. mur's own.
+	RegPublished Code = "E-REG-009"
+	// RegLock: murmur.lock is malformed. mur's own.
+	RegLock Code = "E-REG-010"
 	// RegModels: a packed driver's models: block is malformed at install or
 	// publish.
 	RegModels Code = "E-REG-011"
