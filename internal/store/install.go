@@ -27,18 +27,18 @@ var (
 	ErrMismatch = errors.New("package names another artifact")
 )
 
-// Codes mur reports for store errors. E-REG-004, E-REG-011 and E-RUN-006
-// are the spec's; the others are mur's own, listed in docs/artifacts.md.
+// Codes mur reports for store errors; the catalogue (internal/diag) holds
+// them with the spec's.
 const (
-	CodeNotFound    diag.Code = "E-REG-001"
-	CodeUnreachable diag.Code = "E-REG-002"
-	CodeAuth        diag.Code = "E-REG-003"
-	CodeDigest      diag.Code = "E-REG-005"
-	CodePin         diag.Code = "E-REG-006"
-	CodePackage     diag.Code = "E-REG-007"
-	CodeMismatch    diag.Code = "E-REG-008"
-	CodePublished   diag.Code = "E-REG-009"
-	CodeLock        diag.Code = "E-REG-010"
+	CodeNotFound    = diag.RegNotFound
+	CodeUnreachable = diag.RegUnreachable
+	CodeAuth        = diag.RegAuth
+	CodeDigest      = diag.RegDigest
+	CodePin         = diag.RegPin
+	CodePackage     = diag.RegPackage
+	CodeMismatch    = diag.RegMismatch
+	CodePublished   = diag.RegPublished
+	CodeLock        = diag.RegLock
 )
 
 // CodeOf maps an error from this package to its diagnostic code; ok is
