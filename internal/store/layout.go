@@ -121,18 +121,7 @@ func (l *Layout) manifest(idx *ocispec.Index, ref artifact.Ref) (ocispec.Manifes
 
 // Fetch implements Source.
 func (l *Layout) Fetch(_ context.Context, ref artifact.Ref) (*Fetched, error) {
-	idx, err := l.readIndex()
-	if err != nil {
-		return nil, err
-	}
-	m, ok, err := l.manifest(idx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s in the %s store", ErrNotFound, ref, l.name)
-	}
-	layer, err := layerOf(m, l.name+" store "+ref.String())
+	m, layer, err := l.layer(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +130,24 @@ func (l *Layout) Fetch(_ context.Context, ref artifact.Ref) (*Fetched, error) {
 		return nil, err
 	}
 	return &Fetched{Ref: ref, Digest: layer.Digest.String(), Meta: metaFrom(m.Annotations), Data: b, From: l.name}, nil
+}
+
+// layer finds the manifest tagged ref (its blob verified) and its package
+// layer's descriptor, without reading the package itself.
+func (l *Layout) layer(ref artifact.Ref) (ocispec.Manifest, ocispec.Descriptor, error) {
+	idx, err := l.readIndex()
+	if err != nil {
+		return ocispec.Manifest{}, ocispec.Descriptor{}, err
+	}
+	m, ok, err := l.manifest(idx, ref)
+	if err != nil {
+		return m, ocispec.Descriptor{}, err
+	}
+	if !ok {
+		return m, ocispec.Descriptor{}, fmt.Errorf("%w: %s in the %s store", ErrNotFound, ref, l.name)
+	}
+	layer, err := layerOf(m, l.name+" store "+ref.String())
+	return m, layer, err
 }
 
 // Put implements Source.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/diag"
@@ -82,6 +84,15 @@ func (p *Project) resolveStored(ctx context.Context, lock *artifact.Lock, e Entr
 	if !ok || pin.Version != e.Version {
 		return nil, fmt.Errorf("%w: %s is declared but murmur.lock pins no such version; run `mur install`", ErrNotInstalled, ref)
 	}
+	if r := p.stamped(ref, pin.Digest, e.Role); r != nil {
+		return r, nil
+	}
+	// Stats taken before the bytes are verified: a stamp made from them
+	// cannot describe a change made during or after the verification.
+	since := time.Now()
+	blobPath, _ := p.Store.blobPath(pin.Digest)
+	blobAt, blobOK := statFile(blobPath)
+	treeAt, treeErr := snapshotTree(p.UnpackedDir(pin.Digest))
 	f, err := p.Store.Fetch(ctx, ref)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s is pinned but missing from the project store %s; run `mur install`", ErrNotInstalled, ref, p.Store.Root())
@@ -104,14 +115,59 @@ func (p *Project) resolveStored(ctx context.Context, lock *artifact.Lock, e Entr
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
+	// The tree verified is the one stat'ed only if ensureUnpacked kept it.
+	if now, err := snapshotTree(dir); blobOK && treeErr == nil && err == nil && maps.Equal(now, treeAt) {
+		st := &stamp{Digest: f.Digest, Blob: blobPath, BlobAt: blobAt, Files: treeAt}
+		if !st.racy(since) {
+			st.write(dir)
+		}
+	}
+	return stored(ref, e.Role, f.Digest, dir, pkg.Names(), mf), nil
+}
+
+// stored is the Resolved of a package unpacked at dir holding names.
+func stored(ref artifact.Ref, role, digest, dir string, names []string, mf []byte) *Resolved {
 	files := map[string]string{}
-	for _, n := range pkg.Names() {
+	for _, n := range names {
 		if n == "murmur.yaml" {
 			continue
 		}
 		files[filepath.ToSlash(filepath.Join("tools", ref.Name, n))] = filepath.Join(dir, filepath.FromSlash(n))
 	}
-	return &Resolved{Name: ref.Full(), Version: ref.Version, Role: e.Role, Digest: f.Digest, Dir: dir, Files: files, Manifest: mf}, nil
+	return &Resolved{Name: ref.Full(), Version: ref.Version, Role: role, Digest: digest, Dir: dir, Files: files, Manifest: mf}
+}
+
+// stamped resolves ref from its unpacked tree without reading the package
+// when the tree's stamp still holds for the pinned digest: the store tags
+// ref with exactly that layer, and neither its blob nor any file of the
+// tree changed since a launch verified them in full. nil means verify in
+// full.
+func (p *Project) stamped(ref artifact.Ref, pin, role string) *Resolved {
+	_, layer, err := p.Store.layer(ref)
+	if err != nil || layer.Digest.String() != pin {
+		return nil
+	}
+	blobPath, err := p.Store.blobPath(pin)
+	if err != nil {
+		return nil
+	}
+	dir := p.UnpackedDir(pin)
+	st, err := readStamp(dir)
+	if err != nil || st.BlobAt.Size != layer.Size || !st.holds(pin, blobPath, dir) {
+		return nil
+	}
+	if _, ok := st.Files["murmur.yaml"]; !ok {
+		return nil
+	}
+	mf, err := os.ReadFile(filepath.Join(dir, "murmur.yaml"))
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(st.Files))
+	for n := range st.Files {
+		names = append(names, n)
+	}
+	return stored(ref, role, pin, dir, names, mf)
 }
 
 // resolveLocal reads a source: entry from disk, with the spec's messages.
