@@ -237,6 +237,7 @@ func TestRunRefusesBeforeAnySession(t *testing.T) {
 	}{
 		{"invalid manifest", "name: x\nversion: \"1\"\nregistry: foo\n", "E-MAN-003"},
 		{"no driver", "name: x\nversion: \"1\"\n", "E-MAN-003"},
+		{"hook", "name: x\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\n  - name: murmur/hook-debug\n    version: \"0.1.0\"\n    runtime: hook\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n", "does not run hooks"},
 		{"driver not installed", "name: x\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n", "E-RUN-006"},
 	}
 	for _, c := range cases {

@@ -71,6 +71,17 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 			fmt.Sprintf("transport %q is not available in this build of mur; use transport: http", inf.Transport))))
 	}
 
+	// A hook can be a policy control (a hook that denies calls); running
+	// the capsule without it would drop that control silently, so a build
+	// without hooks refuses the capsule instead.
+	for i, e := range c.Artifacts {
+		if e.Runtime == manifest.RoleHook {
+			field := fmt.Sprintf("artifacts[%d].runtime", i)
+			return refuse(append(warn, diag.New(diag.ManInvalid, c.Pos(field), field,
+				fmt.Sprintf("artifact %q is a hook, and this build of mur does not run hooks; remove the entry to run without it", e.Name))))
+		}
+	}
+
 	// Containment: a floor above what this host achieves is refused
 	// before anything exists.
 	sbp, err := sandboxPolicy(c)
