@@ -230,3 +230,13 @@ test('process-driver-skeleton-go: describes, plans and parses a harness', async 
     cleanup();
   }
 });
+
+test('misbehave-go: a panic traps the call', async () => {
+  const { mod, cleanup } = await load('misbehave-go');
+  try {
+    assert.equal(mod.run.run({ data: 'ok' }).data, 'behaved');
+    assert.throws(() => mod.run.run({ data: 'panic' }));
+  } finally {
+    cleanup();
+  }
+});
