@@ -23,14 +23,14 @@ import "fmt"
 
 // Message is one conversation message.
 type Message struct {
-	Role    string
-	Content string
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 // ToolManifest is a manifest written for a tool binary at staging.
 type ToolManifest struct {
-	BinaryName string
-	Content    string
+	BinaryName string `json:"binary_name"`
+	Content    string `json:"content"`
 }
 
 // Kind names the case of an Output, in WIT order (the order is the ABI).
@@ -48,10 +48,10 @@ const (
 // Output is murmur:hook/lifecycle's hook-output variant. Build one with
 // None, ReplaceContext, WriteManifests, Artifact or ReopenTask.
 type Output struct {
-	Kind      Kind
-	Messages  []Message      // KindReplaceContext
-	Manifests []ToolManifest // KindWriteManifests
-	Text      string         // KindArtifact, KindReopenTask
+	Kind      Kind           `json:"kind"`
+	Messages  []Message      `json:"messages"`  // KindReplaceContext
+	Manifests []ToolManifest `json:"manifests"` // KindWriteManifests
+	Text      string         `json:"text"`      // KindArtifact, KindReopenTask
 }
 
 // None is the silent output.
@@ -74,84 +74,86 @@ func Artifact(s string) Output { return Output{Kind: KindArtifact, Text: s} }
 func ReopenTask(feedback string) Output { return Output{Kind: KindReopenTask, Text: feedback} }
 
 // StageEvent is sent once at capsule staging.
-type StageEvent struct{ ShellAllow []string }
+type StageEvent struct {
+	ShellAllow []string `json:"shell_allow"`
+}
 
 // SessionContext is sent once per capsule launch.
 type SessionContext struct {
-	CapsuleName    string
-	CapsuleVersion string
-	SessionID      string
-	Model          string
-	Capabilities   []string
+	CapsuleName    string   `json:"capsule_name"`
+	CapsuleVersion string   `json:"capsule_version"`
+	SessionID      string   `json:"session_id"`
+	Model          string   `json:"model"`
+	Capabilities   []string `json:"capabilities"`
 }
 
 // TaskStartEvent is sent once per task, before its first turn.
 type TaskStartEvent struct {
-	TaskID     string
-	ContextID  string
-	Source     string
-	InputBytes uint64
+	TaskID     string `json:"task_id"`
+	ContextID  string `json:"context_id"`
+	Source     string `json:"source"`
+	InputBytes uint64 `json:"input_bytes"`
 }
 
 // TaskEndEvent is sent once per task, after its agent loop returns.
 type TaskEndEvent struct {
-	TaskID     string
-	ExitStatus string
+	TaskID     string `json:"task_id"`
+	ExitStatus string `json:"exit_status"`
 }
 
 // InferenceEvent is sent after each driver response is parsed.
 type InferenceEvent struct {
-	Turn         uint32
-	InputTokens  uint64
-	OutputTokens uint64
-	Decision     string
-	ToolName     *string
-	Prompt       *string
-	Output       *string
-	Tools        *string
+	Turn         uint32  `json:"turn"`
+	InputTokens  uint64  `json:"input_tokens"`
+	OutputTokens uint64  `json:"output_tokens"`
+	Decision     string  `json:"decision"`
+	ToolName     *string `json:"tool_name"`
+	Prompt       *string `json:"prompt"`
+	Output       *string `json:"output"`
+	Tools        *string `json:"tools"`
 }
 
 // ToolEvent is sent after each model-requested tool call.
 type ToolEvent struct {
-	Turn        uint32
-	ToolName    string
-	InputBytes  uint64
-	OutputBytes uint64
-	DurationMS  uint64
-	Status      string
+	Turn        uint32 `json:"turn"`
+	ToolName    string `json:"tool_name"`
+	InputBytes  uint64 `json:"input_bytes"`
+	OutputBytes uint64 `json:"output_bytes"`
+	DurationMS  uint64 `json:"duration_ms"`
+	Status      string `json:"status"`
 }
 
 // ShellEvent is sent after each allowed shell command.
 type ShellEvent struct {
-	Turn        uint32
-	Binary      string
-	Command     string
-	ExitCode    int32
-	Stdout      string
-	Stderr      string
-	StdoutBytes uint64
-	StderrBytes uint64
-	DurationMS  uint64
+	Turn        uint32 `json:"turn"`
+	Binary      string `json:"binary"`
+	Command     string `json:"command"`
+	ExitCode    int32  `json:"exit_code"`
+	Stdout      string `json:"stdout"`
+	Stderr      string `json:"stderr"`
+	StdoutBytes uint64 `json:"stdout_bytes"`
+	StderrBytes uint64 `json:"stderr_bytes"`
+	DurationMS  uint64 `json:"duration_ms"`
 }
 
 // CompactionEvent is sent after a compaction updates the history.
 type CompactionEvent struct {
-	Messages      []Message
-	SessionTokens uint64
-	Threshold     float64
-	Model         *string
-	SystemPrompt  *string
+	Messages      []Message `json:"messages"`
+	SessionTokens uint64    `json:"session_tokens"`
+	Threshold     float64   `json:"threshold"`
+	Model         *string   `json:"model"`
+	SystemPrompt  *string   `json:"system_prompt"`
 }
 
 // SessionEndEvent is sent once per capsule launch, after the task loop.
 type SessionEndEvent struct {
-	TotalTurns        uint32
-	TotalInputTokens  uint64
-	TotalOutputTokens uint64
-	TotalToolCalls    uint32
-	TotalShellCalls   uint32
-	DurationMS        uint64
-	ExitStatus        string
+	TotalTurns        uint32 `json:"total_turns"`
+	TotalInputTokens  uint64 `json:"total_input_tokens"`
+	TotalOutputTokens uint64 `json:"total_output_tokens"`
+	TotalToolCalls    uint32 `json:"total_tool_calls"`
+	TotalShellCalls   uint32 `json:"total_shell_calls"`
+	DurationMS        uint64 `json:"duration_ms"`
+	ExitStatus        string `json:"exit_status"`
 }
 
 // Handlers holds one function per lifecycle event; nil ones answer none.
