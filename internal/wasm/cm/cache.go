@@ -26,9 +26,14 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// cacheFormat is cm's own part of the cache key: bump it whenever cm
+// changes what it compiles from a binary (the streams rewrite), so no
+// process loads code an older cm compiled differently.
+const cacheFormat = 2
+
 func (e *Engine) cacheKey(digest [32]byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%x\x00%s\x00%s", digest, wasmtimeVersion, e.cfg.settingsKey())
+	fmt.Fprintf(h, "%x\x00%s\x00%s\x00cm=%d", digest, wasmtimeVersion, e.cfg.settingsKey(), cacheFormat)
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
