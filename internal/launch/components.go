@@ -76,6 +76,7 @@ func (l *lazyComponent) Run(ctx context.Context, in component.ToolInput) (compon
 		return component.ToolResult{}, l.err
 	}
 	l.inst.SetHost(l.host())
+	parent := ctx
 	if d := l.g.limits.Deadline; d > 0 {
 		// The store's deadline stops guest code; the context also ends a
 		// guest blocked in a host call (poll, an HTTP response).
@@ -84,7 +85,7 @@ func (l *lazyComponent) Run(ctx context.Context, in component.ToolInput) (compon
 		defer cancel()
 	}
 	r, err := l.tool.Run(ctx, in)
-	if errors.Is(err, cm.ErrDeadline) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, cm.ErrDeadline) || (errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil) {
 		err = fmt.Errorf("artifact %q: the call ran past capabilities.limits.deadline_seconds (%s); raise it, or make the call shorter: %w", l.g.name, l.g.limits.Deadline, err)
 	}
 	return r, err
