@@ -129,6 +129,17 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	return nil
 }
 
+// Start starts a prepared command.
+func (s *Session) Start(cmd *exec.Cmd) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return cmd.Start()
+}
+
 // LimitHit names the workdir ceiling when it ended the session; no other
 // limit is enforced off Linux.
 func (s *Session) LimitHit(err error, _ *os.ProcessState) string {

@@ -1,7 +1,5 @@
-// Package escape is the escape-conformance suite: real processes under the
-// sandbox try every way out the spec names, and the suite fails on any that
-// gets through. It needs root and namespaces, so it runs only with
-// MUR_TEST_PRIVILEGED=1 (make test-escape).
+//go:build linux
+
 package escape
 
 import (
