@@ -40,6 +40,7 @@ type fixture struct {
 	hostSock string
 	allowed  int
 	denied   int
+	udp      net.PacketConn
 }
 
 // greeter listens on loopback and greets every connection.
@@ -67,6 +68,12 @@ func newFixture(t *testing.T, class sandbox.Class, tweak func(*sandbox.Policy)) 
 	base := t.TempDir()
 	f := &fixture{t: t, base: base, sibling: filepath.Join(base, "secret.txt"), hostSock: filepath.Join(base, "host.sock")}
 	f.allowed, f.denied = greeter(t), greeter(t)
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	f.udp = udp
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +145,7 @@ func (f *fixture) probe(name string) result {
 		"ESCAPE_PROBE=" + name, "SIBLING=" + f.sibling, "HOST_SOCK=" + f.hostSock,
 		"HOME=" + f.p.Home, "TMPDIR=" + f.p.Tmp, "RUNTIME_PID=" + strconv.Itoa(os.Getpid()),
 		"ALLOWED_PORT=" + strconv.Itoa(f.allowed), "DENIED_PORT=" + strconv.Itoa(f.denied),
+		"UDP_PORT=" + strconv.Itoa(f.udp.LocalAddr().(*net.UDPAddr).Port),
 	}
 	sib, err := os.Open(f.sibling)
 	if err != nil {
@@ -211,6 +219,17 @@ var cases = []struct {
 	{"reach a non-allowed host by name", nil, probeHeld("net_name_denied")},
 	{"reach a non-allowed host by IP", nil, probeHeld("net_ip_denied")},
 	{"open /var/run/docker.sock and a host socket", nil, probeHeld("docker_sock")},
+	{"send UDP to a host listener", nil, func(f *fixture) string {
+		if v := probeHeld("udp_out")(f); v != "" {
+			return v
+		}
+		buf := make([]byte, 64)
+		_ = f.udp.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if n, _, err := f.udp.ReadFrom(buf); err == nil {
+			return fmt.Sprintf("a datagram reached the host: %q", buf[:n])
+		}
+		return ""
+	}},
 	{"create an AF_UNIX socket", nil, probeHeld("unix_socket")},
 	{"open a netlink socket", nil, probeHeld("netlink")},
 	{"open a packet socket", nil, probeHeld("packet")},

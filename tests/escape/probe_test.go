@@ -83,6 +83,17 @@ var probes = map[string]func() error{
 		}
 		return nil
 	},
+	"udp_out": func() error {
+		for _, target := range []string{"127.0.0.1:" + os.Getenv("UDP_PORT"), "localhost:" + os.Getenv("UDP_PORT")} {
+			c, err := net.Dial("udp", target)
+			if err != nil {
+				continue
+			}
+			_, _ = c.Write([]byte("escaped"))
+			c.Close()
+		}
+		return nil // the runtime checks whether anything arrived
+	},
 	"net_allowed": func() error {
 		for _, target := range []string{"localhost:" + os.Getenv("ALLOWED_PORT"), "127.0.0.1:" + os.Getenv("ALLOWED_PORT")} {
 			if err := connectVia(target); err != nil {
