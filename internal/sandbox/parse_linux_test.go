@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -73,5 +75,52 @@ func TestLandlockRights(t *testing.T) {
 	}
 	if llHandled(1)&(llRefer|llTruncate) != 0 || llHandled(3)&llTruncate == 0 {
 		t.Fatal("handled rights must follow the ABI")
+	}
+}
+
+func TestProbeCgroupsPlacesScope(t *testing.T) {
+	mk := func(t *testing.T, files map[string]string) string {
+		root := t.TempDir()
+		for p, v := range files {
+			full := filepath.Join(root, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(v), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return root
+	}
+	tests := []struct {
+		name    string
+		files   map[string]string
+		own     string
+		wantDir string
+		want    string // memory's placement
+	}{
+		{"own cgroup delegates", map[string]string{
+			"cgroup.controllers": "memory pids", "app/cgroup.subtree_control": "memory pids io",
+		}, "/app", "app", "v2"},
+		{"systemd scope falls back to root", map[string]string{
+			"cgroup.controllers": "cpu io memory pids", "user.slice/s.scope/cgroup.subtree_control": "",
+		}, "/user.slice/s.scope", "", "v2"},
+		{"nothing anywhere", map[string]string{
+			"cgroup.controllers": "hugetlb", "x/cgroup.subtree_control": "",
+		}, "/x", "x", ""},
+		{"at the root", map[string]string{"cgroup.controllers": "memory pids"}, "/", "", "v2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := mk(t, tt.files)
+			h := Host{Controllers: map[string]string{}, Why: map[string]string{}}
+			probeCgroupsFrom(&h, []cgroupMount{{dir: root, root: "/", v2: true}}, map[string]string{"": tt.own})
+			if want := filepath.Join(root, tt.wantDir); h.CgroupV2 != want {
+				t.Fatalf("scope parent %q, want %q", h.CgroupV2, want)
+			}
+			if h.Controllers["memory"] != tt.want || h.Controllers["pids"] != tt.want {
+				t.Fatalf("controllers %v, want memory and pids %q", h.Controllers, tt.want)
+			}
+		})
 	}
 }

@@ -82,32 +82,60 @@ type cgroupMount struct {
 // cgroup v1 hierarchy does (hybrid hosts mount v2 at /sys/fs/cgroup/unified
 // with the controllers left on v1).
 func probeCgroups(h *Host) {
-	mounts := cgroupMounts()
-	own := ownCgroups()
-	var v2dir string
-	for _, m := range mounts {
-		if m.v2 {
-			if p, ok := own[""]; ok {
-				v2dir = joinCgroup(m, p)
-			}
-			break
+	probeCgroupsFrom(h, cgroupMounts(), ownCgroups())
+}
+
+// v2Delegable reads which controllers a new child of dir could be given:
+// the root may enable anything it has; any other cgroup holding processes
+// (as mur's own does) only what it already enables for children.
+func v2Delegable(dir string, root bool) map[string]bool {
+	file := "cgroup.subtree_control"
+	if root {
+		file = "cgroup.controllers"
+	}
+	out := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(dir, file)); err == nil {
+		for _, c := range strings.Fields(string(b)) {
+			out[c] = true
 		}
 	}
+	return out
+}
+
+func probeCgroupsFrom(h *Host, mounts []cgroupMount, own map[string]string) {
+	// Session scopes go under mur's own cgroup when it can hand them memory
+	// and pids, else under the hierarchy's root (a systemd host enables
+	// them there, while mur's own scope usually enables none).
 	v2ctl := map[string]bool{}
-	if v2dir != "" && unix.Access(v2dir, unix.W_OK) == nil {
-		h.CgroupV2 = v2dir
-		// A controller can be handed to the session scope only if this
-		// cgroup may enable it for children: the root always may; any other
-		// cgroup that holds processes (this one does) only if it already has.
-		file := "cgroup.subtree_control"
-		if own[""] == "/" {
-			file = "cgroup.controllers"
+	for _, m := range mounts {
+		if !m.v2 {
+			continue
 		}
-		if b, err := os.ReadFile(filepath.Join(v2dir, file)); err == nil {
-			for _, c := range strings.Fields(string(b)) {
-				v2ctl[c] = true
+		p, ok := own[""]
+		if !ok {
+			break
+		}
+		type cand struct {
+			dir  string
+			root bool
+		}
+		cands := []cand{{joinCgroup(m, p), p == "/" || p == m.root}}
+		if !cands[0].root {
+			cands = append(cands, cand{m.dir, true})
+		}
+		for i, c := range cands {
+			if unix.Access(c.dir, unix.W_OK) != nil {
+				continue
+			}
+			ctl := v2Delegable(c.dir, c.root)
+			if i == 0 || ctl["memory"] && ctl["pids"] {
+				h.CgroupV2, v2ctl = c.dir, ctl
+			}
+			if ctl["memory"] && ctl["pids"] {
+				break
 			}
 		}
+		break
 	}
 	v1name := map[string]string{"memory": "memory", "pids": "pids", "cpu": "cpu", "io": "blkio"}
 	for ctl, v1 := range v1name {
