@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,44 @@ type lazyComponent struct {
 	err   error
 	comp  *cm.Component
 	ready bool
+
+	// compiled, when prepare ran, delivers the compilation started then.
+	compiled chan compileResult
+}
+
+// errClosed answers a call made after the launch closed its components.
+var errClosed = errors.New("component closed")
+
+type compileResult struct {
+	c   *cm.Component
+	err error
+}
+
+// prepare starts reading and compiling the component now, on its own
+// goroutine, so a cache hit's hashing and loading overlap the session's
+// setup instead of delaying the first call. The launcher prepares the
+// driver, which every session calls first; tools compile on first use.
+func (l *lazyComponent) prepare() {
+	l.compiled = make(chan compileResult, 1)
+	go func() {
+		c, err := l.compile()
+		l.compiled <- compileResult{c, err}
+		// The component's bytes and the compiler's copies are garbage
+		// now; hand their pages back so an idle capsule stays small.
+		debug.FreeOSMemory()
+	}()
+}
+
+func (l *lazyComponent) compile() (*cm.Component, error) {
+	b, err := os.ReadFile(l.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+	}
+	c, err := l.rt.Compile(b)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+	}
+	return c, nil
 }
 
 // sessionDirs is set once the session exists.
@@ -92,13 +131,16 @@ func (l *lazyComponent) Run(ctx context.Context, in component.ToolInput) (compon
 }
 
 func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error) {
-	b, err := os.ReadFile(l.wasm)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+	var c *cm.Component
+	var err error
+	if l.compiled != nil {
+		r := <-l.compiled
+		c, err = r.c, r.err
+	} else {
+		c, err = l.compile()
 	}
-	c, err := l.rt.Compile(b)
 	if err != nil {
-		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+		return nil, err
 	}
 	l.comp = c
 	pol := wasi.Policy{Workdir: l.dirs.get(), Scope: l.g.scope, ReadOnly: l.dirs.readOnly, Env: l.g.env,
@@ -123,10 +165,17 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 	return t, nil
 }
 
-// Close drops the instance, if one was made.
+// Close drops the instance, if one was made, and waits for a compilation
+// prepare started: the engine must outlive it.
 func (l *lazyComponent) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.compiled != nil && !l.ready {
+		if r := <-l.compiled; r.c != nil {
+			r.c.Close()
+		}
+		l.ready, l.err = true, errClosed
+	}
 	if l.inst != nil {
 		l.inst.Close()
 	}
