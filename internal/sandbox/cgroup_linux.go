@@ -103,22 +103,22 @@ func (s *cgroupScope) setLimits(c Cgroup, workdir string) error {
 	if c.MemoryBytes > 0 {
 		if d, v1 := s.dir("memory"); d != "" {
 			n := strconv.FormatInt(c.MemoryBytes, 10)
-			var err error
+			// Swap is bounded where the kernel exposes the file: memsw (v1)
+			// caps memory+swap at the same figure, swap.max (v2) caps swap at 0.
+			file, limit, swap, swapVal := "memory.max", n, "memory.swap.max", "0"
 			if v1 {
-				err = writeFile(filepath.Join(d, "memory.limit_in_bytes"), n)
-				if err == nil && fileExists(filepath.Join(d, "memory.memsw.limit_in_bytes")) {
-					err = writeFile(filepath.Join(d, "memory.memsw.limit_in_bytes"), n)
-				}
-			} else {
-				err = writeFile(filepath.Join(d, "memory.max"), n)
-				if err == nil && fileExists(filepath.Join(d, "memory.swap.max")) {
-					err = writeFile(filepath.Join(d, "memory.swap.max"), "0")
-				}
+				file, swap, swapVal = "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", n
 			}
-			if err != nil {
+			if err := writeFile(filepath.Join(d, file), limit); err != nil {
 				return fmt.Errorf("cgroup memory limit: %w", err)
 			}
 			s.enforced = append(s.enforced, "memory")
+			if fileExists(filepath.Join(d, swap)) {
+				if err := writeFile(filepath.Join(d, swap), swapVal); err != nil {
+					return fmt.Errorf("cgroup swap limit: %w", err)
+				}
+				s.enforced = append(s.enforced, "swap")
+			}
 		}
 	}
 	if c.PidsMax > 0 {

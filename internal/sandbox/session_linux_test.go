@@ -50,6 +50,9 @@ func TestSessionRunsShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if !strings.Contains(s.Report().String(), "limits written: memory, swap, pids") {
+		t.Errorf("report does not say memory, swap and pids are bounded:\n%s", s.Report())
+	}
 	cmd := s.Command(context.Background(), "/bin/sh", "-c", "echo hi > out; cat out; cat /etc/shadow")
 	cmd.Dir = p.Workdir
 	out, err := cmd.CombinedOutput()
