@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/sandbox"
 )
 
 var updateScripts = flag.Bool("update", false, "rewrite golden cmp files in testdata/script")
@@ -21,6 +22,9 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 var scriptSetups []func(env *testscript.Env) error
 
 func TestMain(m *testing.M) {
+	// A script that starts a shell tool re-executes this binary as the
+	// sandbox init; without this it would run the test suite again.
+	sandbox.Main()
 	testscript.Main(m, map[string]func(){
 		"mur": func() {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -29,6 +29,7 @@ import (
 	"github.com/murmur/mur/internal/shell"
 	"github.com/murmur/mur/internal/shell/shelltool"
 	"github.com/murmur/mur/internal/store"
+	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -51,6 +52,9 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		}
 		return agent.ExitCodeRefused
 	}
+	// The vocabulary takes a tenth of a second or more to build and every
+	// session counts tokens: start it before parsing and staging.
+	go tokens.Warm()
 	path := f.Manifest
 	if path == "" {
 		path = "murmur.yaml"
@@ -365,6 +369,9 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	l.sbox = sb
 	for _, w := range sb.Warnings() {
 		fmt.Fprintln(stderr, w.String())
+	}
+	for _, n := range sb.Notes() {
+		fmt.Fprintf(stderr, "mur: %s\n", n)
 	}
 	p := shellPolicy(l.c, d)
 	p.Stderr = stderr

@@ -332,3 +332,25 @@ func TestResourceLimitLine(t *testing.T) {
 		t.Errorf("plain failure: %+v", r)
 	}
 }
+
+// starting is a container that starts commands itself, as
+// *sandbox.Session does; it counts the commands it started.
+type starting struct{ n *int }
+
+func (starting) Prepare(*execCmd) error { return nil }
+
+func (s starting) Start(c *execCmd) error { *s.n++; return c.Start() }
+
+func TestContainerStarterStartsCommands(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	n := 0
+	f.s.c = starting{n: &n}
+	r, err := f.s.Call(context.Background(), "echo", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || !strings.Contains(r.Text(), "hi") {
+		t.Fatalf("container started %d commands; result %q", n, r.Text())
+	}
+}

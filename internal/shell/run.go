@@ -262,7 +262,11 @@ func (s *Session) run(ctx context.Context, sp spec) (Result, error) {
 		canon: canonical(sp.path),
 	}
 	p.start = time.Now()
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if st, ok := s.c.(Starter); ok {
+		start = func() error { return st.Start(cmd) }
+	}
+	if err := start(); err != nil {
 		closeAll()
 		return Result{}, fmt.Errorf("start %q: %w", sp.binary, err)
 	}

@@ -30,6 +30,14 @@ type Container interface {
 	Prepare(cmd *exec.Cmd) error
 }
 
+// Starter is implemented by a container that starts its prepared commands
+// itself (*sandbox.Session's Start: the command is born inside the
+// session's cgroups, saving a migration per command); others are started
+// with cmd.Start.
+type Starter interface {
+	Start(cmd *exec.Cmd) error
+}
+
 // LimitExplainer is implemented by a container that can attribute a
 // finished command's failure to one resource limit (*sandbox.Session's
 // LimitHit): the line it returns follows the result, and the command's

@@ -1,0 +1,64 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// emptyComponent is a valid component with no exports: it compiles and
+// instantiates, and has no tool interface to call.
+func emptyComponent(t *testing.T) (*component.Runtime, *lazyComponent) {
+	t.Helper()
+	b, err := cm.Wat2Wasm("(component)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "c.wasm")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := component.New(cm.Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	lc := &lazyComponent{rt: rt, wasm: file, g: grant{name: "t/c"}, dirs: &sessionDirs{workdir: t.TempDir()},
+		host: func() *component.Host { return &component.Host{} }}
+	return rt, lc
+}
+
+// A prepared component is compiled before its first call: the call uses
+// that compilation, not the file (gone by then).
+func TestPreparedCompileServesFirstCall(t *testing.T) {
+	_, lc := emptyComponent(t)
+	lc.prepare()
+	r := <-lc.compiled
+	lc.compiled <- r
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	os.Remove(lc.wasm)
+	_, err := lc.Run(context.Background(), component.ToolInput{})
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("first call = %v, want the component's missing export, not its file", err)
+	}
+	lc.Close()
+}
+
+// Close waits for a compilation prepare started (the engine closes after
+// it) and later calls are refused.
+func TestCloseWaitsForPreparedCompile(t *testing.T) {
+	rt, lc := emptyComponent(t)
+	lc.prepare()
+	lc.Close()
+	rt.Close()
+	if _, err := lc.Run(context.Background(), component.ToolInput{}); !errors.Is(err, errClosed) {
+		t.Fatalf("call after close = %v", err)
+	}
+}
