@@ -12,7 +12,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -56,7 +55,7 @@ func main() {
 	murBin := flag.String("mur", "bin/mur", "mur binary to measure")
 	guests := flag.String("guests", "build/guests", "directory of built components")
 	src := flag.String("src", ".", "repository root (artifact murmur.yaml sources)")
-	runs := flag.Int("runs", 20, "measured runs (after one warm-up run)")
+	runs := flag.Int("runs", 20, "measured runs (after the warm-up runs)")
 	hold := flag.Duration("hold", 300*time.Millisecond, "how long the provider holds the first request before answering (RSS is sampled at its end)")
 	ceiling := flag.Bool("ceiling", false, "declare a spend ceiling (max_session_tokens), which loads the tokenizer")
 	flag.StringVar(&wrap, "wrap", "", "command prefix for each measured mur run, split on spaces (e.g. a profiler: perf record -g -o p.data --)")
@@ -66,6 +65,13 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// warmups run before the measured runs: the first fills the compile
+// cache; the second, more than a second after install, is the first whose
+// full verification of the installed artifacts is stamped (a launch right
+// after install leaves that to the next one). A user's capsule is in that
+// state from its second launch on.
+const warmups = 2
 
 // wrap prefixes each measured run's command line.
 var wrap string
@@ -194,7 +200,7 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 
 	var first, total, turn2 []time.Duration
 	var rss, hwm []int64
-	for i := 0; i <= runs; i++ {
+	for i := -warmups; i < runs; i++ {
 		// Two turns: a tool call, then the answer; the second request
 		// measures a turn's runtime overhead through the real driver.
 		p.prov.Push(
@@ -205,7 +211,7 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 		p.turns = nil
 		p.mu.Unlock()
 		argv := []string{murBin, "run", "--task", "write a.txt"}
-		if wrap != "" && i > 0 {
+		if wrap != "" && i >= 0 {
 			argv = append(strings.Fields(wrap), argv...)
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -229,14 +235,14 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 		err := cmd.Wait()
 		end := time.Now()
 		if got.IsZero() || err != nil {
-			return errors.Join(fmt.Errorf("run %d: no provider request or failed run: %v\n%s", i, err, out.String()))
+			return fmt.Errorf("run %d: no provider request or failed run: %v\n%s", i, err, out.String())
 		}
 		p.mu.Lock()
 		turns := append([]time.Time(nil), p.turns...)
 		r := p.rss
 		p.mu.Unlock()
-		if i == 0 {
-			continue // warm-up: fills the compile cache and the unpacked trees
+		if i < 0 {
+			continue
 		}
 		first = append(first, got.Sub(start))
 		total = append(total, end.Sub(start)-hold)
@@ -245,7 +251,7 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 		}
 		rss, hwm = append(rss, r[0]), append(hwm, r[1])
 	}
-	fmt.Printf("runs: %d (after 1 warm-up), hold %v, spend ceiling %v\n", runs, hold, ceiling)
+	fmt.Printf("runs: %d (after %d warm-up), hold %v, spend ceiling %v\n", runs, warmups, hold, ceiling)
 	report("start → first provider request", first)
 	report("first → second request (tool call + turn, minus hold)", turn2)
 	report("whole run (minus hold)", total)
