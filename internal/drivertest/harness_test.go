@@ -56,7 +56,7 @@ var (
 // runtime is shared by the package's tests; its compile cache outlives the
 // run, keyed by the component's digest, as internal/component's guest
 // tests do.
-func runtime(t *testing.T) *component.Runtime {
+func runtime(t testing.TB) *component.Runtime {
 	t.Helper()
 	rtOnce.Do(func() {
 		rt, rtErr = component.New(cm.Config{CacheDir: filepath.Join(os.TempDir(), "mur-test-compile-cache")})
@@ -76,7 +76,7 @@ func guestDir() string {
 
 // compiled returns the named driver component, skipping the test when it
 // is not built (failing under MUR_REQUIRE_GUESTS=1).
-func compiled(t *testing.T, name string) *cm.Component {
+func compiled(t testing.TB, name string) *cm.Component {
 	t.Helper()
 	if c, ok := comps.Load(name); ok {
 		return c.(*cm.Component)
@@ -98,7 +98,7 @@ func compiled(t *testing.T, name string) *cm.Component {
 
 // upstreamAuth reads the driver's own murmur.yaml, as the runtime does to
 // build its gateway.
-func upstreamAuth(t *testing.T, name string) gateway.Auth {
+func upstreamAuth(t testing.TB, name string) gateway.Auth {
 	t.Helper()
 	file := filepath.Join("../../drivers", name, "murmur.yaml")
 	data, err := os.ReadFile(file)
@@ -125,7 +125,7 @@ type setup struct {
 
 // instance is a running driver component.
 type instance struct {
-	t      *testing.T
+	t      testing.TB
 	inst   *component.Instance
 	tool   *component.Tool
 	env    [][2]string
@@ -138,7 +138,7 @@ type instance struct {
 	sent []http.Header
 }
 
-func start(t *testing.T, w wire, s setup) *instance {
+func start(t testing.TB, w wire, s setup) *instance {
 	t.Helper()
 	c := compiled(t, w.name)
 	u, err := url.Parse(s.Upstream)
