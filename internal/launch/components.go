@@ -64,16 +64,20 @@ type compileResult struct {
 	err error
 }
 
-// prepare starts reading and compiling the component now, on its own
-// goroutine, so a cache hit's hashing and loading overlap the session's
-// setup instead of delaying the first call. The launcher prepares the
-// driver, which every session calls first; tools compile on first use.
-func (l *lazyComponent) prepare() {
-	l.compiled = make(chan compileResult, 1)
+// prepare compiles every component now, on one goroutine, the driver
+// first (every session calls it first), so a cache hit's hashing and
+// loading overlap the session's setup instead of delaying the first call
+// to each. A component's first call waits for its own compilation.
+func prepare(lazies []*lazyComponent) {
+	for _, l := range lazies {
+		l.compiled = make(chan compileResult, 1)
+	}
 	go func() {
-		c, err := l.compile()
-		l.compiled <- compileResult{c, err}
-		// The component's bytes and the compiler's copies are garbage
+		for _, l := range lazies {
+			c, err := l.compile()
+			l.compiled <- compileResult{c, err}
+		}
+		// The components' bytes and the compiler's copies are garbage
 		// now; hand their pages back so an idle capsule stays small.
 		debug.FreeOSMemory()
 	}()

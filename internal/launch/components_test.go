@@ -37,7 +37,7 @@ func emptyComponent(t *testing.T) (*component.Runtime, *lazyComponent) {
 // that compilation, not the file (gone by then).
 func TestPreparedCompileServesFirstCall(t *testing.T) {
 	_, lc := emptyComponent(t)
-	lc.prepare()
+	prepare([]*lazyComponent{lc})
 	r := <-lc.compiled
 	lc.compiled <- r
 	if r.err != nil {
@@ -55,7 +55,7 @@ func TestPreparedCompileServesFirstCall(t *testing.T) {
 // it) and later calls are refused.
 func TestCloseWaitsForPreparedCompile(t *testing.T) {
 	rt, lc := emptyComponent(t)
-	lc.prepare()
+	prepare([]*lazyComponent{lc})
 	lc.Close()
 	rt.Close()
 	if _, err := lc.Run(context.Background(), component.ToolInput{}); !errors.Is(err, errClosed) {

@@ -160,9 +160,9 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 	}
 	tools = append(tools, shellTools...)
 	defer l.close()
-	// The driver is called first in every session: compile it while the
-	// session is set up. l.close waits for it before the engine closes.
-	l.drv.prepare()
+	// Compile while the session is set up; l.close waits for the
+	// compilations before the engine closes.
+	prepare(l.lazies)
 
 	cfg, err := agentConfig(c, driverManifest, nil)
 	if err != nil {
@@ -223,7 +223,6 @@ type launcher struct {
 	scope  manifest.Scope
 
 	lazies  []*lazyComponent
-	drv     *lazyComponent
 	late    []*lateShellTool
 	natives []nativeTool
 	runner  lateRunner
@@ -249,7 +248,6 @@ func (l *launcher) driver() (agent.Driver, *manifest.Artifact, error) {
 		return &component.Host{Text: out}
 	}}
 	l.lazies = append(l.lazies, lc)
-	l.drv = lc
 	return turnEnd{wasmtool.Driver{R: lc}, out}, own, nil
 }
 
