@@ -7,7 +7,8 @@
 #                           against the scripted provider double
 # make test-drivers-aimock  both components against the independent fake
 #                           @copilotkit/aimock (pinned in tools/aimock)
-# make pack-drivers         mur build each driver into build/drivers/
+# make pack-drivers         mur build each driver into build/drivers/ (CI: the
+#                           models: and upstream_auth: pass mur build)
 # make fuzz-drivers         fuzz the provider answer parsers (FUZZTIME each)
 
 DRIVER_DIRS := $(sort $(dir $(wildcard drivers/*/murmur.yaml)))
@@ -16,11 +17,12 @@ FUZZTIME    ?= 30s
 
 .PHONY: drivers test-drivers test-drivers-aimock pack-drivers fuzz-drivers
 
-# GOFLAGS carries -s (which implies -w) to the guest build: the shared
-# build script passes no linker flags of its own, and symbols only slow
-# the component's compilation.
+# GOFLAGS carries -s to the guest build: the shared build script passes no
+# linker flags of its own. Each component is also copied beside its
+# murmur.yaml (git ignores it there), so `mur build drivers/<name>` packs it.
 drivers:
 	GOFLAGS=-ldflags=-s MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh $(DRIVER_DIRS)
+	@for d in $(DRIVER_DIRS); do n=$$(basename $$d); cp $(GUEST_OUT)/$$n.wasm $$d; done
 
 test-drivers: drivers
 	$(GO) test -count=1 ./drivers/...
@@ -32,13 +34,10 @@ tools/aimock/node_modules/.package-lock.json: tools/aimock/package-lock.json
 test-drivers-aimock: drivers tools/aimock/node_modules/.package-lock.json
 	MUR_AIMOCK=1 MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m -run Aimock -v ./internal/drivertest/
 
-# mur build packs a directory holding murmur.yaml and its requires_files;
-# the component is staged beside the manifest, outside the source tree.
 pack-drivers: drivers build
+	@mkdir -p $(DRIVER_OUT)
 	@set -e; for d in $(DRIVER_DIRS); do \
-	  n=$$(basename $$d); rm -rf $(DRIVER_OUT)/$$n; mkdir -p $(DRIVER_OUT)/$$n; \
-	  cp $$d/murmur.yaml $(DRIVER_OUT)/$$n/; cp $(GUEST_OUT)/$$n.wasm $(DRIVER_OUT)/$$n/; \
-	  (cd $(DRIVER_OUT) && $(CURDIR)/$(BIN) build $$n -o $(DRIVER_OUT)/$$n.mur.zip); \
+	  n=$$(basename $$d); $(BIN) build $$d -o $(DRIVER_OUT)/$$n.mur.zip; \
 	done
 
 fuzz-drivers:
@@ -46,4 +45,4 @@ fuzz-drivers:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpenAIStream$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
 	$(GO) test -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
 
-CI_TARGETS += drivers test-drivers test-drivers-aimock
+CI_TARGETS += drivers test-drivers test-drivers-aimock pack-drivers
