@@ -10,7 +10,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 bash scripts/setup.d/20-node.sh >/dev/null
-make --no-print-directory build guests drivers >/dev/null
+make --no-print-directory build >/dev/null
+# Only the two components this capsule installs, stripped of symbols.
+GOFLAGS=-ldflags=-s bash tools/guest/build.sh drivers/driver-openai examples/file-go >/dev/null
 
 demo=$root/build/demo
 rm -rf "$demo"
@@ -29,17 +31,27 @@ for dir in drivers/driver-openai examples/file-go; do
 done
 "$mur" config set -g credentials.OPENAI_API_KEY offline-demo-key
 
-cap=$demo/hello
-cp -r capsules/hello "$cap"
-(cd "$cap" && "$mur" install)
-
+# The provider double takes a free loopback port; the demo's copy of the
+# capsule points its gateway there.
 go build -o "$demo/providerd" ./tools/providerd
-"$demo/providerd" -script "$cap/provider-script.json" -addr 127.0.0.1:18080 >"$demo/providerd.log" 2>&1 &
+"$demo/providerd" -script capsules/hello/provider-script.json -addr 127.0.0.1:0 >"$demo/providerd.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 50); do grep -q serving "$demo/providerd.log" && break; sleep 0.1; done
+url=
+for _ in $(seq 100); do
+  url=$(sed -n 's/^providerd: serving .* on \(http:[^ ]*\)$/\1/p' "$demo/providerd.log")
+  [ -n "$url" ] && break
+  kill -0 $pid 2>/dev/null || { cat "$demo/providerd.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "demo: the provider double did not start" >&2; exit 1; }
 
-echo "--- mur run (capsules/hello, offline provider double on 127.0.0.1:18080)"
+cap=$demo/hello
+cp -r capsules/hello "$cap"
+sed -i "s|http://127.0.0.1:18080|$url|" "$cap/murmur.yaml"
+(cd "$cap" && "$mur" install)
+
+echo "--- mur run (capsules/hello, offline provider double on $url)"
 cd "$cap"
 set +e
 "$mur" run --task "Write a short hello note in notes/hello.md and check it."
