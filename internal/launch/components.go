@@ -246,6 +246,7 @@ func grantFor(c *manifest.Capsule, scope manifest.Scope, name string, gw *gatewa
 			g.env = append(g.env, [2]string{k, env[k]})
 		}
 	}
+	g.env = append(g.env, inferenceEnv(c)...)
 	for _, e := range c.Artifacts {
 		if e.Name == name && e.Config != nil {
 			// Staging has refused a config that cannot travel as JSON (E-CAP-010).
@@ -301,3 +302,24 @@ func schemaJSON(r *manifest.Raw) (json.RawMessage, error) {
 }
 
 var _ wasmtool.Runner = (*lazyComponent)(nil)
+
+// inferenceEnv is the MURMUR_INFERENCE_* a session's drivers and tools
+// see: the primary choice's model and driver, and inference.driver.config
+// as compact JSON. (MURMUR_INFERENCE_ENDPOINT is the driver's alone; it
+// comes with its gateway.)
+func inferenceEnv(c *manifest.Capsule) [][2]string {
+	inf := c.Inference
+	if inf == nil || inf.Driver == nil {
+		return nil
+	}
+	env := [][2]string{{"MURMUR_INFERENCE_DRIVER", inf.Driver.Artifact}}
+	if inf.Model != "" {
+		env = append(env, [2]string{"MURMUR_INFERENCE_MODEL", inf.Model})
+	}
+	if inf.Driver.Config != nil {
+		if b, err := inf.Driver.Config.JSON(); err == nil {
+			env = append(env, [2]string{"MURMUR_INFERENCE_DRIVER_CONFIG", string(b)})
+		}
+	}
+	return env
+}

@@ -181,6 +181,13 @@ func TestRunEndToEnd(t *testing.T) {
 	if raw := string(reqs[2].Raw); strings.Contains(raw, key) || !strings.Contains(raw, "hi there") {
 		t.Errorf("third request: key leaked=%v, tool output present=%v", strings.Contains(raw, key), strings.Contains(raw, "hi there"))
 	}
+	// Row 2 of the shell environment: the session's identity and the
+	// primary inference choice.
+	for _, want := range []string{"MURMUR_CAPSULE_NAME=e2e", "MURMUR_SESSION_ID=ses_", "MURMUR_INFERENCE_MODEL=gpt-4o-mini", "MURMUR_INFERENCE_DRIVER=murmur/driver-openai"} {
+		if !strings.Contains(string(reqs[2].Raw), want) {
+			t.Errorf("shell environment lacks %s", want)
+		}
+	}
 
 	lines := trace(t, home)
 	types := map[string]int{}

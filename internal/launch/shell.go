@@ -39,8 +39,9 @@ func shellPolicy(c *manifest.Capsule, d session.Dirs) shell.Policy {
 		g := int(*lc.ShellGraceSecs)
 		p.GraceSecs = &g
 	}
-	if inf := c.Inference; inf != nil {
-		p.Identity = [][2]string{{"MURMUR_CAPSULE_NAME", c.Name}, {"MURMUR_CAPSULE_VERSION", c.Version}, {"MURMUR_INFERENCE_MODEL", inf.Model}}
+	if c.Inference != nil {
+		p.Identity = append([][2]string{{"MURMUR_CAPSULE_NAME", c.Name}, {"MURMUR_CAPSULE_VERSION", c.Version}, {"MURMUR_SESSION_ID", d.ID}},
+			inferenceEnv(c)...)
 	}
 	return p
 }
