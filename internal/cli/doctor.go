@@ -11,7 +11,9 @@ import (
 
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/launch"
 	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/sandbox"
 	"github.com/murmur/mur/internal/store"
 )
 
@@ -52,13 +54,17 @@ Exit status 1 when any error is found.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ds := manifest.LoadCapsule(path)
 			var (
-				limits []manifest.ChoiceLimits
-				creds  []manifest.CredentialStatus
+				limits  []manifest.ChoiceLimits
+				creds   []manifest.CredentialStatus
+				contain *sandbox.Report
 			)
 			if c != nil && !ds.HasErrors() && !static {
 				for _, check := range doctorChecks {
 					ds = append(ds, check(env, c)...)
 				}
+				r, cds := launch.Containment(c)
+				ds = append(ds, cds...)
+				contain = &r
 				ds.Sort()
 				limits = modelLimits(env, c)
 				creds, _ = credentialStatus(c)
@@ -71,7 +77,7 @@ Exit status 1 when any error is found.`,
 				return nil
 			}
 			if asJSON {
-				if err := writeDiagnosticsJSON(env.Stdout, ds, limits, creds); err != nil {
+				if err := writeDiagnosticsJSON(env.Stdout, ds, limits, creds, contain); err != nil {
 					return err
 				}
 			} else {
@@ -81,6 +87,11 @@ Exit status 1 when any error is found.`,
 				}
 				writeLimits(env.Stdout, limits)
 				writeCredentials(env.Stdout, creds)
+				if contain != nil {
+					for _, l := range contain.Lines() {
+						fmt.Fprintln(env.Stdout, l)
+					}
+				}
 			}
 			if ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
@@ -203,12 +214,16 @@ func writeLimits(w io.Writer, limits []manifest.ChoiceLimits) {
 	}
 }
 
-func writeDiagnosticsJSON(w io.Writer, ds diag.List, limits []manifest.ChoiceLimits, creds []manifest.CredentialStatus) error {
+func writeDiagnosticsJSON(w io.Writer, ds diag.List, limits []manifest.ChoiceLimits, creds []manifest.CredentialStatus, contain *sandbox.Report) error {
 	out := struct {
 		Diagnostics []jsonDiagnostic            `json:"diagnostics"`
 		ModelLimits []manifest.ChoiceLimits     `json:"model_limits,omitempty"`
 		Credentials []manifest.CredentialStatus `json:"credentials,omitempty"`
+		Containment map[string]any              `json:"containment,omitempty"`
 	}{Diagnostics: []jsonDiagnostic{}, ModelLimits: limits, Credentials: creds}
+	if contain != nil {
+		out.Containment = launch.ContainmentRecord(*contain)
+	}
 	for _, d := range ds {
 		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{
 			Code: string(d.Code), Severity: d.Severity.String(), File: d.Pos.File,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/murmur/mur/internal/launch"
 	"github.com/murmur/mur/internal/manifest"
 )
 
@@ -18,14 +19,27 @@ func explainScope(env *Env, path string, asJSON bool) error {
 		writeDiagnostics(env.Stderr, ds, true)
 		return &ExitError{Code: 1, Silent: true}
 	}
-	writeDiagnostics(env.Stderr, ds.Warnings(), true)
+	r, cds := launch.Containment(c)
+	writeDiagnostics(env.Stderr, append(ds.Warnings(), cds.Warnings()...), true)
 	s := manifest.ExplainScope(c)
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return enc.Encode(struct {
+			manifest.Scope
+			Enforcement map[string]any `json:"enforcement"`
+		}{s, launch.ContainmentRecord(r)})
 	}
 	renderScope(env.Stdout, s)
+	fmt.Fprintln(env.Stdout, "enforcement on this host:")
+	for _, l := range r.Lines() {
+		fmt.Fprintf(env.Stdout, "  %s\n", l)
+	}
+	if cds.HasErrors() {
+		// A launch would be refused; say so with the same code.
+		writeDiagnostics(env.Stderr, cds.Errors(), true)
+		return &ExitError{Code: 1, Silent: true}
+	}
 	return nil
 }
 

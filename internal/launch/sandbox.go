@@ -1,9 +1,39 @@
 package launch
 
 import (
+	"errors"
+
+	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/sandbox"
 )
+
+// Containment reports what this host enforces of c's grants: the class
+// achieved, the floor declared, each mechanism, the W-SEC-001 warnings for
+// what cannot be enforced, and the E-CAP-003 refusal when the floor is
+// above what is achieved. mur doctor and mur run --explain-scope print it;
+// session_start records it.
+func Containment(c *manifest.Capsule) (sandbox.Report, diag.List) {
+	p, err := sandboxPolicy(c.Effective())
+	if err != nil {
+		return sandbox.Report{}, diag.List{diag.New(diag.ManInvalid, c.Pos("capabilities"), "capabilities", err.Error())}
+	}
+	host := sandbox.Probe()
+	r := sandbox.Explain(host, p)
+	ds := append(diag.List(nil), r.Warnings...)
+	if err := sandbox.CheckFloor(host, p); err != nil {
+		var d diag.Diagnostic
+		if errors.As(err, &d) {
+			d.Pos = c.Pos("capabilities.containment")
+			ds = append(ds, d)
+		}
+	}
+	return r, ds
+}
+
+// ContainmentRecord renders a report as session_start.containment and
+// the JSON of mur doctor and --explain-scope.
+func ContainmentRecord(r sandbox.Report) map[string]any { return containmentRecord(r) }
 
 // sandboxPolicy maps the capsule's capabilities (defaults applied) onto
 // the sandbox's portable policy. The session's directories are filled in
