@@ -25,7 +25,7 @@ drivers:
 	@for d in $(DRIVER_DIRS); do n=$$(basename $$d); cp $(GUEST_OUT)/$$n.wasm $$d; done
 
 test-drivers: drivers
-	$(GO) test -count=1 ./drivers/...
+	$(GO) test -count=1 ./internal/infer/
 	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m ./internal/drivertest/
 
 tools/aimock/node_modules/.package-lock.json: tools/aimock/package-lock.json
@@ -41,8 +41,8 @@ pack-drivers: drivers build
 	done
 
 fuzz-drivers:
-	$(GO) test -run '^$$' -fuzz '^FuzzAnthropicStream$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
-	$(GO) test -run '^$$' -fuzz '^FuzzOpenAIStream$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
-	$(GO) test -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $(FUZZTIME) ./drivers/internal/infer
+	$(GO) test -run '^$$' -fuzz '^FuzzAnthropicStream$$' -fuzztime $(FUZZTIME) ./internal/infer
+	$(GO) test -run '^$$' -fuzz '^FuzzOpenAIStream$$' -fuzztime $(FUZZTIME) ./internal/infer
+	$(GO) test -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $(FUZZTIME) ./internal/infer
 
 CI_TARGETS += drivers test-drivers test-drivers-aimock pack-drivers

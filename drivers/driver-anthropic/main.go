@@ -4,14 +4,14 @@
 // component: the runtime's request (docs/inference-format.md) in, one
 // provider call through the credential gateway, the response out, with
 // text streamed to the host through murmur:text/chunks as it arrives. The
-// translation lives in drivers/internal/infer, tested on the host.
+// translation lives in internal/infer, tested on the host.
 package main
 
 import (
 	"context"
 	"os"
 
-	"github.com/murmur/mur/drivers/internal/infer"
+	"github.com/murmur/mur/internal/infer"
 	"github.com/murmur/mur/sdk/go/chunks"
 	"github.com/murmur/mur/sdk/go/tool"
 	"github.com/murmur/mur/sdk/go/wasihttp"
