@@ -125,18 +125,42 @@ func trace(t *testing.T, home string) []map[string]any {
 	return out
 }
 
+// e2eHome publishes the driver, the file tool and the native tool into a
+// fresh HOME and returns the root directory.
+func e2eHome(t *testing.T, envKey string) (root, home string) {
+	t.Helper()
+	root = t.TempDir()
+	home = filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	t.Setenv("E2E_KEY", envKey)
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publish(t, root, "../../examples/file-go", "file-go")
+	publishNative(t, root)
+	return root, home
+}
+
+// installCapsule writes the e2e capsule pointing at the provider and
+// installs its artifacts; it returns the manifest's path.
+func installCapsule(t *testing.T, root string, prov *providertest.Server) string {
+	t.Helper()
+	capDir := filepath.Join(root, "cap")
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifestPath := filepath.Join(capDir, "murmur.yaml")
+	if err := os.WriteFile(manifestPath, []byte(strings.ReplaceAll(capsule, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mur(t, capDir, "install")
+	return manifestPath
+}
+
 // TestRunEndToEnd builds, publishes and installs the real driver and a
 // real tool component, then runs a capsule whose model (a scripted
 // provider on loopback) asks for a WASM tool call and a sandboxed shell
 // command. The key travels only from the config file through the gateway.
 func TestRunEndToEnd(t *testing.T) {
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	t.Setenv("HOME", home)
-	t.Setenv("E2E_KEY", "")
-	publish(t, root, "../../drivers/driver-openai", "driver-openai")
-	publish(t, root, "../../examples/file-go", "file-go")
-	publishNative(t, root)
+	root, home := e2eHome(t, "")
 	const key = "sk-e2e-secret-0123456789"
 	mur(t, root, "config", "set", "-g", "credentials.E2E_KEY", key)
 
@@ -146,11 +170,8 @@ func TestRunEndToEnd(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{{ID: "c3", Name: "greet", Input: `{"who":"world"}`}}, InputTokens: 25, OutputTokens: 5},
 		providertest.Step{Text: "All done.", InputTokens: 30, OutputTokens: 3},
 	)
-	capDir := filepath.Join(root, "cap")
-	os.MkdirAll(capDir, 0o755)
-	manifestPath := filepath.Join(capDir, "murmur.yaml")
-	os.WriteFile(manifestPath, []byte(strings.ReplaceAll(capsule, "%ENDPOINT%", prov.URL)), 0o644)
-	mur(t, capDir, "install")
+	manifestPath := installCapsule(t, root, prov)
+	capDir := filepath.Dir(manifestPath)
 
 	var stdout, stderr bytes.Buffer
 	code := launch.Run(context.Background(), launch.Flags{Manifest: manifestPath, Task: "write out.txt"}, &stdout, &stderr)
@@ -296,19 +317,9 @@ input_schema:
 // TestRunCredentialRejected: a 401 from the serving driver's upstream ends
 // the task with E-RUN-027 and exit status 1.
 func TestRunCredentialRejected(t *testing.T) {
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	t.Setenv("HOME", home)
-	t.Setenv("E2E_KEY", "sk-from-env")
-	publish(t, root, "../../drivers/driver-openai", "driver-openai")
-	publish(t, root, "../../examples/file-go", "file-go")
-	publishNative(t, root)
+	root, _ := e2eHome(t, "sk-from-env")
 	prov := providertest.Start(t, providertest.Step{Status: 401, Body: providertest.ErrorBody("invalid api key")})
-	capDir := filepath.Join(root, "cap")
-	os.MkdirAll(capDir, 0o755)
-	manifestPath := filepath.Join(capDir, "murmur.yaml")
-	os.WriteFile(manifestPath, []byte(strings.ReplaceAll(capsule, "%ENDPOINT%", prov.URL)), 0o644)
-	mur(t, capDir, "install")
+	manifestPath := installCapsule(t, root, prov)
 	var stdout, stderr bytes.Buffer
 	code := launch.Run(context.Background(), launch.Flags{Manifest: manifestPath, Task: "x"}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "E-RUN-027") {
