@@ -14,22 +14,31 @@ import (
 
 // The compile cache keeps one file per compiled component:
 //
-//	<dir>/<key>.<crc32c>.cwasm
+//	<dir>/<key>.<crc32c>.<f|s>.cwasm
 //
-// key hashes the component digest, the wasmtime version and the engine
-// settings, so a different wasmtime or configuration never loads a stale
-// artifact. The CRC-32C of the contents is in the name: a truncated or
-// corrupted file fails the check and is recompiled, never handed to
-// wasmtime (which would trust the machine code in it). Files are written
-// to a temporary name and renamed, so concurrent processes see a whole file
-// or none; two writers of one key write the same bytes.
+// key hashes the component digest (of the binary as given, before cm's
+// streams rewrite, so a hit needs no rewrite), the wasmtime version and the
+// engine settings, so a different wasmtime or configuration never loads a
+// stale artifact. f or s records whether the streams fast path applies to
+// the compiled code. The CRC-32C of the contents is in the name: a
+// truncated or corrupted file fails the check and is recompiled, never
+// handed to wasmtime (which would trust the machine code in it). Files are
+// written to a temporary name and renamed, so concurrent processes see a
+// whole file or none; two writers of one key write the same bytes.
+//
+// Reading a whole compiled component to check its CRC costs more than the
+// rest of a warm launch, so a successful check leaves a stamp beside the
+// file (<file>.verified: its inode, size, mtime and ctime). A later load
+// whose stat matches the stamp skips the read; any change to the file —
+// replaced, rewritten, touched — changes its ctime and forces the full
+// check again.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // cacheFormat is cm's own part of the cache key: bump it whenever cm
 // changes what it compiles from a binary (the streams rewrite), so no
 // process loads code an older cm compiled differently.
-const cacheFormat = 2
+const cacheFormat = 3
 
 func (e *Engine) cacheKey(digest [32]byte) string {
 	h := sha256.New()
@@ -37,52 +46,90 @@ func (e *Engine) cacheKey(digest [32]byte) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
+// compileCached serves wasm from the cache, or rewrites (when the streams
+// fast path is on), compiles and stores it.
 func (e *Engine) compileCached(wasm []byte, digest [32]byte) (*Component, error) {
 	dir := e.cfg.CacheDir
 	key := e.cacheKey(digest)
-	if c := e.loadCached(dir, key); c != nil {
+	if c, fast := e.loadCached(dir, key); c != nil {
 		c.digest = digest
+		c.fastStreams = fast
 		return c, nil
 	}
-	c, err := e.compile(wasm, digest)
+	code, fast := e.rewrite(wasm)
+	c, err := e.compile(code, digest)
 	if err != nil {
 		return nil, err
 	}
+	c.fastStreams = fast
 	// A cache that cannot be written costs time, not correctness.
-	_ = e.storeCached(c, dir, key)
+	_ = e.storeCached(c, dir, key, fast)
 	return c, nil
 }
 
-// loadCached returns the cached component for key, or nil after removing
-// any file that fails its check.
-func (e *Engine) loadCached(dir, key string) *Component {
+// loadCached returns the cached component for key and whether its code
+// takes the streams fast path, or nil after removing any file that fails
+// its check.
+func (e *Engine) loadCached(dir, key string) (*Component, bool) {
 	matches, _ := filepath.Glob(filepath.Join(dir, key+".*.cwasm"))
 	for _, path := range matches {
 		if !cacheFileValid(path, key) {
 			os.Remove(path)
+			os.Remove(path + stampSuffix)
 			continue
 		}
 		c, err := e.DeserializeFile(path)
 		if err != nil {
 			os.Remove(path)
+			os.Remove(path + stampSuffix)
 			continue
 		}
-		return c
+		return c, strings.HasSuffix(path, ".f.cwasm")
 	}
-	return nil
+	return nil, false
 }
 
+const stampSuffix = ".verified"
+
+// cacheFileValid checks a cache file's CRC against its name, unless its
+// stamp shows it is the very file already checked.
 func cacheFileValid(path, key string) bool {
-	base := filepath.Base(path)
-	sum := strings.TrimSuffix(strings.TrimPrefix(base, key+"."), ".cwasm")
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() == 0 {
 		return false
 	}
-	return fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli)) == sum
+	id := fileIdentity(fi)
+	if id != "" {
+		if st, err := os.ReadFile(path + stampSuffix); err == nil && string(st) == id {
+			return true
+		}
+	}
+	name := strings.TrimPrefix(filepath.Base(path), key+".")
+	sum, _, _ := strings.Cut(name, ".")
+	b, err := os.ReadFile(path)
+	if err != nil || fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli)) != sum {
+		return false
+	}
+	if id != "" {
+		writeStamp(path+stampSuffix, id)
+	}
+	return true
 }
 
-func (e *Engine) storeCached(c *Component, dir, key string) error {
+// writeStamp records a verified file's identity; a stamp that cannot be
+// written only means the next load checks the CRC again.
+func writeStamp(path, id string) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(id)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+func (e *Engine) storeCached(c *Component, dir, key string, fast bool) error {
 	b, err := c.Serialize()
 	if err != nil {
 		return err
@@ -90,7 +137,11 @@ func (e *Engine) storeCached(c *Component, dir, key string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("compile cache: %w", err)
 	}
-	final := filepath.Join(dir, fmt.Sprintf("%s.%08x.cwasm", key, crc32.Checksum(b, castagnoli)))
+	mode := "s"
+	if fast {
+		mode = "f"
+	}
+	final := filepath.Join(dir, fmt.Sprintf("%s.%08x.%s.cwasm", key, crc32.Checksum(b, castagnoli), mode))
 	tmp, err := os.CreateTemp(dir, key+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("compile cache: %w", err)

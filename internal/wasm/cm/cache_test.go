@@ -48,12 +48,17 @@ func TestCompileCache(t *testing.T) {
 	}
 	before, _ := os.Stat(files[0])
 
-	// Hit: loaded, not rewritten.
+	// Hit: loaded, not rewritten; the verified file is stamped so the
+	// next hit skips reading it whole.
 	runAdd(t, e, mustCompile(t, e, wasm))
 	after, _ := os.Stat(files[0])
 	if !after.ModTime().Equal(before.ModTime()) || len(cacheFiles(t, dir)) != 1 {
 		t.Fatal("a cache hit rewrote the cache")
 	}
+	if _, err := os.Stat(files[0] + stampSuffix); err != nil && fileIdentity(after) != "" {
+		t.Fatalf("no stamp after a verified load: %v", err)
+	}
+	runAdd(t, e, mustCompile(t, e, wasm))
 
 	// Other settings use another key.
 	fuel := newEngine(t, Config{CacheDir: dir, Fuel: true})
@@ -63,7 +68,7 @@ func TestCompileCache(t *testing.T) {
 	}
 
 	// Corruption: truncated and bit-flipped files are recompiled, never
-	// loaded.
+	// loaded, though a stamp from the sound file is still beside them.
 	for _, damage := range []func([]byte) []byte{
 		func(b []byte) []byte { return b[:len(b)/2] },
 		func(b []byte) []byte { b[len(b)/2] ^= 0xff; return b },

@@ -52,17 +52,11 @@ type Import struct {
 // when it has one.
 func (e *Engine) Compile(wasm []byte) (*Component, error) {
 	digest := sha256.Sum256(wasm)
-	fast := false
-	if !e.cfg.SlowStreams {
-		wasm, fast = rewriteStreams(wasm)
-	}
-	var c *Component
-	var err error
 	if e.cfg.CacheDir != "" {
-		c, err = e.compileCached(wasm, digest)
-	} else {
-		c, err = e.compile(wasm, digest)
+		return e.compileCached(wasm, digest)
 	}
+	code, fast := e.rewrite(wasm)
+	c, err := e.compile(code, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -245,4 +239,12 @@ func (c *Component) readItems(imports bool) []Import {
 	}
 	runtime.KeepAlive(c)
 	return out
+}
+
+// rewrite applies the streams fast path unless the engine turned it off.
+func (e *Engine) rewrite(wasm []byte) ([]byte, bool) {
+	if e.cfg.SlowStreams {
+		return wasm, false
+	}
+	return rewriteStreams(wasm)
 }
