@@ -15,113 +15,89 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/murmur/mur/internal/infer"
 )
 
+// The contract's names and wire types are defined once, in internal/infer,
+// which the driver components compile; these aliases keep the loop's
+// spelling.
+
 // Format names the request format version; a driver refuses any other.
-const Format = "murmur.inference/v1"
+const Format = infer.Format
 
 // Roles of a message.
 const (
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
+	RoleUser      = infer.RoleUser
+	RoleAssistant = infer.RoleAssistant
 )
 
 // Block types.
 const (
-	BlockText       = "text"
-	BlockToolUse    = "tool_use"
-	BlockToolResult = "tool_result"
+	BlockText       = infer.BlockText
+	BlockToolUse    = infer.BlockToolUse
+	BlockToolResult = infer.BlockToolResult
 )
 
 // Stop reasons, normalised by every driver.
 const (
-	StopEndTurn      = "end_turn"
-	StopToolUse      = "tool_use"
-	StopMaxTokens    = "max_tokens"
-	StopStopSequence = "stop_sequence"
-	StopRefusal      = "refusal"
+	StopEndTurn      = infer.StopEndTurn
+	StopToolUse      = infer.StopToolUse
+	StopMaxTokens    = infer.StopMaxTokens
+	StopStopSequence = infer.StopStopSequence
+	StopRefusal      = infer.StopRefusal
 )
 
-// Reserved metadata keys of a driver's tool-result (spec 000 and
-// docs/inference-format.md).
+// Reserved metadata keys of a driver's tool-result.
 const (
-	MetaContinuationID   = "continuation_id"
-	MetaStateEffect      = "state_effect"
-	MetaResourceID       = "resource_id"
-	MetaInputTokens      = "input_tokens"
-	MetaOutputTokens     = "output_tokens"
-	MetaCachedTokens     = "cached_tokens"
-	MetaCacheWriteTokens = "cache_write_tokens"
-	MetaTransient        = "transient"
-	MetaHTTPStatus       = "http_status"
-	MetaRetryAfterMs     = "retry-after-ms"
-	MetaRetryAfter       = "retry-after"
-	MetaFailure          = "failure"
+	MetaContinuationID   = infer.MetaContinuationID
+	MetaStateEffect      = infer.MetaStateEffect
+	MetaResourceID       = infer.MetaResourceID
+	MetaInputTokens      = infer.MetaInputTokens
+	MetaOutputTokens     = infer.MetaOutputTokens
+	MetaCachedTokens     = infer.MetaCachedTokens
+	MetaCacheWriteTokens = infer.MetaCacheWriteTokens
+	MetaTransient        = infer.MetaTransient
+	MetaHTTPStatus       = infer.MetaHTTPStatus
+	MetaRetryAfterMs     = infer.MetaRetryAfterMs
+	MetaRetryAfter       = infer.MetaRetryAfter
+	MetaFailure          = infer.MetaFailure
 )
 
 // Failure kinds a driver reports in the "failure" metadata key.
 const (
-	FailureCredential       = "credential_rejected"
-	FailureConnectionBroken = "connection_broken"
-	FailureConnection       = "connection_failed"
+	FailureCredential       = infer.FailureCredential
+	FailureConnectionBroken = infer.FailureConnectionBroken
+	FailureConnection       = infer.FailureConnection
 )
 
-// Message is one conversation message.
-type Message struct {
-	Role    string  `json:"role"`
-	Content []Block `json:"content"`
-}
+type (
+	// Message is one conversation message.
+	Message = infer.Message
+	// Block is one content block.
+	Block = infer.Block
+	// Request is the JSON in tool-input.data of a driver call. The loop
+	// leaves Tools nil and splices in the session's tool array, marshalled
+	// once (marshalRequest).
+	Request = infer.Request
+	// ToolCall is one tool call in a response.
+	ToolCall = infer.ToolCall
+	// Response is the JSON in tool-result.data of a passed driver call.
+	Response = infer.Response
+)
 
-// Block is one content block. A text block uses Text; a tool_use block ID,
-// Name and Input; a tool_result block ToolUseID, Text and IsError.
-type Block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	ToolUseID string          `json:"tool_use_id,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
-}
-
-// ToolDef is one entry of the tool array the driver is handed.
+// ToolDef is one entry of the tool array the driver is handed: the
+// contract's infer.ToolDef plus Kind, which is the runtime's own and never
+// reaches the driver. It is not an alias because the contract type has no
+// place for Kind; its JSON is infer.ToolDef's, which a test holds.
 type ToolDef struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	ProviderTool json.RawMessage `json:"provider_tool,omitempty"`
 	// Kind is where the tool comes from (tool, skill, shell, native,
-	// runtime); MURMUR.md groups by it. It never reaches the driver.
+	// runtime); MURMUR.md groups by it.
 	Kind string `json:"-"`
-}
-
-// Request is the JSON in tool-input.data of a driver call.
-type Request struct {
-	Format    string          `json:"format"`
-	Model     string          `json:"model"`
-	System    string          `json:"system,omitempty"`
-	Messages  []Message       `json:"messages"`
-	Tools     []ToolDef       `json:"tools"`
-	MaxTokens int64           `json:"max_tokens"`
-	Config    json.RawMessage `json:"config,omitempty"`
-	// ContinuationID is set when the driver holds the conversation: then
-	// Messages holds only what was appended since it last acknowledged.
-	ContinuationID string `json:"continuation_id,omitempty"`
-	ContextID      string `json:"context_id,omitempty"`
-}
-
-// ToolCall is one tool call in a response.
-type ToolCall struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-}
-
-// Response is the JSON in tool-result.data of a passed driver call.
-type Response struct {
-	Text       string     `json:"text"`
-	ToolCalls  []ToolCall `json:"tool_calls"`
-	StopReason string     `json:"stop_reason"`
 }
 
 // ErrResponse means a driver's passed result is not a valid response.

@@ -195,15 +195,15 @@ func objectOrEmpty(raw json.RawMessage) json.RawMessage {
 // anthropicStop normalises a Messages API stop_reason.
 func anthropicStop(s string) (string, error) {
 	switch s {
-	case stopEndTurn, stopToolUse, stopMaxTokens, stopStopSequence, stopRefusal:
+	case StopEndTurn, StopToolUse, StopMaxTokens, StopStopSequence, StopRefusal:
 		return s, nil
 	case "pause_turn":
 		// A server tool paused a long turn; the runtime continues it
 		// like any finished turn.
-		return stopEndTurn, nil
+		return StopEndTurn, nil
 	case "model_context_window_exceeded":
 		// The provider cut the answer at the window: a cut is max_tokens.
-		return stopMaxTokens, nil
+		return StopMaxTokens, nil
 	}
 	return "", fmt.Errorf("%w: stop_reason %q", errMalformed, s)
 }
@@ -239,8 +239,8 @@ func (u anthropicUsage) meta() [][2]string {
 		return strconv.Itoa(*p)
 	}
 	return [][2]string{
-		{metaInputTokens, v(u.InputTokens)}, {metaOutputTokens, v(u.OutputTokens)},
-		{metaCachedTokens, v(u.CacheRead)}, {metaCacheWriteTokens, v(u.CacheWrite)},
+		{MetaInputTokens, v(u.InputTokens)}, {MetaOutputTokens, v(u.OutputTokens)},
+		{MetaCachedTokens, v(u.CacheRead)}, {MetaCacheWriteTokens, v(u.CacheWrite)},
 	}
 }
 

@@ -34,12 +34,12 @@ func httpFailure(p Provider, resp *http.Response) tool.Result {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	status := resp.StatusCode
 	transient := transientStatus(status) || p.Transient(status, body)
-	r := tool.Failed(errorMessage(body, resp.Status)).With(metaHTTPStatus, strconv.Itoa(status))
+	r := tool.Failed(errorMessage(body, resp.Status)).With(MetaHTTPStatus, strconv.Itoa(status))
 	if status == http.StatusUnauthorized {
-		r = r.With(metaFailure, failureCredential)
+		r = r.With(MetaFailure, FailureCredential)
 	}
-	r = r.With(metaTransient, strconv.FormatBool(transient))
-	for _, h := range []string{metaRetryAfterMs, metaRetryAfter} {
+	r = r.With(MetaTransient, strconv.FormatBool(transient))
+	for _, h := range []string{MetaRetryAfterMs, MetaRetryAfter} {
 		if v := resp.Header.Get(h); v != "" {
 			r = r.With(h, v)
 		}
@@ -92,15 +92,15 @@ func errorMessage(body []byte, status string) string {
 // Go error on the host): a request that never reached the provider is
 // connection_failed, one that broke after it was sent connection_broken.
 func connFailure(name string, err error) tool.Result {
-	kind := failureConnectionBroken
+	kind := FailureConnectionBroken
 	text := err.Error()
 	for _, c := range neverSent {
 		if strings.Contains(text, c) {
-			kind = failureConnection
+			kind = FailureConnection
 			break
 		}
 	}
-	return tool.Failed(fmt.Sprintf("%s: calling the provider: %v", name, err)).With(metaFailure, kind)
+	return tool.Failed(fmt.Sprintf("%s: calling the provider: %v", name, err)).With(MetaFailure, kind)
 }
 
 // neverSent are the error texts of a request that did not reach the

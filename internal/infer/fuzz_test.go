@@ -18,7 +18,7 @@ func checkDecoded(t *testing.T, r Response, err error) {
 		return
 	}
 	switch r.StopReason {
-	case stopEndTurn, stopToolUse, stopMaxTokens, stopStopSequence, stopRefusal:
+	case StopEndTurn, StopToolUse, StopMaxTokens, StopStopSequence, StopRefusal:
 	default:
 		t.Fatalf("stop_reason %q accepted", r.StopReason)
 	}

@@ -22,49 +22,73 @@ import (
 	"github.com/murmur/mur/sdk/go/tool"
 )
 
-// Format is the only request format a driver accepts.
+// The contract's wire types and names (docs/inference-format.md) are
+// defined here once: the driver components decode them, and the runtime
+// (internal/agent, by type alias) encodes them, so the two cannot drift.
+
+// Format names the request format version; a driver refuses any other.
 const Format = "murmur.inference/v1"
 
-// Stop reasons of the contract.
+// Roles of a message.
 const (
-	stopEndTurn      = "end_turn"
-	stopToolUse      = "tool_use"
-	stopMaxTokens    = "max_tokens"
-	stopStopSequence = "stop_sequence"
-	stopRefusal      = "refusal"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
 )
 
-// Result metadata keys (docs/inference-format.md).
+// Block types.
 const (
-	metaInputTokens      = "input_tokens"
-	metaOutputTokens     = "output_tokens"
-	metaCachedTokens     = "cached_tokens"
-	metaCacheWriteTokens = "cache_write_tokens"
-	metaTransient        = "transient"
-	metaHTTPStatus       = "http_status"
-	metaRetryAfterMs     = "retry-after-ms"
-	metaRetryAfter       = "retry-after"
-	metaFailure          = "failure"
+	BlockText       = "text"
+	BlockToolUse    = "tool_use"
+	BlockToolResult = "tool_result"
 )
 
-// Failure kinds.
+// Stop reasons, normalised by every driver.
 const (
-	failureCredential       = "credential_rejected"
-	failureConnectionBroken = "connection_broken"
-	failureConnection       = "connection_failed"
+	StopEndTurn      = "end_turn"
+	StopToolUse      = "tool_use"
+	StopMaxTokens    = "max_tokens"
+	StopStopSequence = "stop_sequence"
+	StopRefusal      = "refusal"
 )
 
-// Request is the runtime's request as a driver reads it.
+// Reserved metadata keys of a driver's tool-result (spec 000 and
+// docs/inference-format.md).
+const (
+	MetaContinuationID   = "continuation_id"
+	MetaStateEffect      = "state_effect"
+	MetaResourceID       = "resource_id"
+	MetaInputTokens      = "input_tokens"
+	MetaOutputTokens     = "output_tokens"
+	MetaCachedTokens     = "cached_tokens"
+	MetaCacheWriteTokens = "cache_write_tokens"
+	MetaTransient        = "transient"
+	MetaHTTPStatus       = "http_status"
+	MetaRetryAfterMs     = "retry-after-ms"
+	MetaRetryAfter       = "retry-after"
+	MetaFailure          = "failure"
+)
+
+// Failure kinds a driver reports in the "failure" metadata key.
+const (
+	FailureCredential       = "credential_rejected"
+	FailureConnectionBroken = "connection_broken"
+	FailureConnection       = "connection_failed"
+)
+
+// Request is the JSON in tool-input.data of a driver call. Empty optional
+// fields are omitted so the runtime sends only what it means.
 type Request struct {
-	Format         string          `json:"format"`
-	Model          string          `json:"model"`
-	System         string          `json:"system"`
-	Messages       []Message       `json:"messages"`
-	Tools          []ToolDef       `json:"tools"`
-	MaxTokens      int64           `json:"max_tokens"`
-	Config         json.RawMessage `json:"config"`
-	ContinuationID string          `json:"continuation_id"`
-	ContextID      string          `json:"context_id"`
+	Format    string          `json:"format"`
+	Model     string          `json:"model"`
+	System    string          `json:"system,omitempty"`
+	Messages  []Message       `json:"messages"`
+	Tools     []ToolDef       `json:"tools"`
+	MaxTokens int64           `json:"max_tokens"`
+	Config    json.RawMessage `json:"config,omitempty"`
+	// ContinuationID is set when the driver holds the conversation: then
+	// Messages holds only what was appended since it last acknowledged.
+	ContinuationID string `json:"continuation_id,omitempty"`
+	ContextID      string `json:"context_id,omitempty"`
 }
 
 // Message is one conversation message.
@@ -73,7 +97,8 @@ type Message struct {
 	Content []Block `json:"content"`
 }
 
-// Block is one content block: text, tool_use or tool_result.
+// Block is one content block. A text block uses Text; a tool_use block ID,
+// Name and Input; a tool_result block ToolUseID, Text and IsError.
 type Block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -84,7 +109,7 @@ type Block struct {
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
-// ToolDef is one tool offered to the model.
+// ToolDef is one entry of the tool array the driver is handed.
 type ToolDef struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
@@ -92,14 +117,14 @@ type ToolDef struct {
 	ProviderTool json.RawMessage `json:"provider_tool,omitempty"`
 }
 
-// Response is the contract's answer.
+// Response is the JSON in tool-result.data of a passed driver call.
 type Response struct {
 	Text       string     `json:"text"`
 	ToolCalls  []ToolCall `json:"tool_calls"`
 	StopReason string     `json:"stop_reason"`
 }
 
-// ToolCall is one tool call the model made.
+// ToolCall is one tool call in a response.
 type ToolCall struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
@@ -261,7 +286,7 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 		var body []byte
 		body, err = readAll(resp.Body)
 		if err != nil {
-			return withMeta(failed(fmt.Sprintf("%s: reading the provider's response: %v", p.Name(), err), true), metaFailure, failureConnectionBroken)
+			return withMeta(failed(fmt.Sprintf("%s: reading the provider's response: %v", p.Name(), err), true), MetaFailure, FailureConnectionBroken)
 		}
 		out, meta, err = p.Decode(body)
 		if err == nil && env.Emit != nil && out.Text != "" {
@@ -278,7 +303,7 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 		default:
 			// The provider answered 200 and the stream then broke: only
 			// the driver can tell, so it says transient itself.
-			return withMeta(failed(fmt.Sprintf("%s: %v", p.Name(), err), true), metaFailure, failureConnectionBroken)
+			return withMeta(failed(fmt.Sprintf("%s: %v", p.Name(), err), true), MetaFailure, FailureConnectionBroken)
 		}
 	}
 	if out.ToolCalls == nil {
@@ -291,7 +316,7 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 	r := tool.Passed(string(data))
 	if cfg.Continuation {
 		id := conv.Put(req.ContextID, append(full, assistantMessage(out)))
-		r = r.With(tool.MetaContinuationID, id)
+		r = r.With(MetaContinuationID, id)
 	}
 	for _, kv := range meta {
 		r = r.With(kv[0], kv[1])
@@ -301,12 +326,12 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 
 // assistantMessage is the model's answer as the next turn's history holds it.
 func assistantMessage(r Response) Message {
-	m := Message{Role: "assistant"}
+	m := Message{Role: RoleAssistant}
 	if r.Text != "" {
-		m.Content = append(m.Content, Block{Type: "text", Text: r.Text})
+		m.Content = append(m.Content, Block{Type: BlockText, Text: r.Text})
 	}
 	for _, c := range r.ToolCalls {
-		m.Content = append(m.Content, Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: c.Input})
+		m.Content = append(m.Content, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name, Input: c.Input})
 	}
 	return m
 }
@@ -316,7 +341,7 @@ func isEventStream(ct string) bool {
 }
 
 func failed(msg string, transient bool) tool.Result {
-	return tool.Failed(msg).With(metaTransient, fmt.Sprint(transient))
+	return tool.Failed(msg).With(MetaTransient, fmt.Sprint(transient))
 }
 
 func withMeta(r tool.Result, k, v string) tool.Result { return r.With(k, v) }

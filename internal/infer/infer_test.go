@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/sdk/go/tool"
 )
 
@@ -85,38 +84,6 @@ func capture(t *testing.T, p Provider, env Env, in map[string]any, reply rt) (to
 	return res, sent, hdr
 }
 
-func TestServeAgainstTheDouble(t *testing.T) {
-	for _, c := range []struct {
-		p    Provider
-		base string
-	}{{Anthropic{}, ""}, {OpenAI{}, "/v1"}} {
-		for _, stream := range []bool{true, false} {
-			t.Run(c.p.Name(), func(t *testing.T) {
-				srv := providertest.Start(t, providertest.Step{Text: "answer text here", Calls: []providertest.Call{{ID: "c1", Name: "f", Input: `{"a":1}`}}, InputTokens: 9, OutputTokens: 4})
-				var chunks []string
-				env := Env{Endpoint: srv.URL + c.base, Client: http.DefaultClient, Emit: func(s string) error { chunks = append(chunks, s); return nil }}
-				res := Serve(context.Background(), c.p, &Conversations{}, env, input(req(map[string]any{"config": map[string]any{"stream": stream}})))
-				if res.Status != tool.StatusPassed {
-					t.Fatalf("%s %q %v", res.Status, summary(res), res.Metadata)
-				}
-				var r Response
-				if err := json.Unmarshal([]byte(*res.Data), &r); err != nil {
-					t.Fatal(err)
-				}
-				if r.Text != "answer text here" || r.StopReason != stopToolUse || len(r.ToolCalls) != 1 || string(r.ToolCalls[0].Input) != `{"a":1}` {
-					t.Fatalf("response %+v", r)
-				}
-				if strings.Join(chunks, "") != "answer text here" || (stream && len(chunks) < 2) {
-					t.Fatalf("chunks %q", chunks)
-				}
-				if meta(res, metaInputTokens) != "9" || meta(res, metaOutputTokens) != "4" {
-					t.Fatalf("usage %v", res.Metadata)
-				}
-			})
-		}
-	}
-}
-
 func TestAnthropicRequestShape(t *testing.T) {
 	in := req(map[string]any{
 		"config": map[string]any{"temperature": 0.5, "top_p": 0.9, "stop_sequences": []string{"END"}, "unknown_key": 1},
@@ -169,7 +136,7 @@ func TestAnthropicArtifactConfigRefused(t *testing.T) {
 	for _, ac := range []string{`{"prompt_cache":"yes"}`, `{"prompt_cache_ttl":"2h"}`, `not json`} {
 		res := Serve(context.Background(), Anthropic{}, &Conversations{}, Env{Endpoint: "http://127.0.0.1:9", ArtifactConfig: ac,
 			Client: &http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })}}, input(req(nil)))
-		if res.Status != tool.StatusFailed || !strings.Contains(summary(res), "MURMUR_ARTIFACT_CONFIG") || meta(res, metaTransient) != "false" {
+		if res.Status != tool.StatusFailed || !strings.Contains(summary(res), "MURMUR_ARTIFACT_CONFIG") || meta(res, MetaTransient) != "false" {
 			t.Errorf("%s: %s %q", ac, res.Status, summary(res))
 		}
 	}
@@ -244,24 +211,24 @@ func TestFailures(t *testing.T) {
 	}{
 		{"anthropic overloaded in stream", Anthropic{}, answer(200, "text/event-stream",
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"),
-			"overloaded_error: Overloaded", map[string]string{metaTransient: "true"}, metaHTTPStatus},
+			"overloaded_error: Overloaded", map[string]string{MetaTransient: "true"}, MetaHTTPStatus},
 		{"anthropic invalid request in stream", Anthropic{}, answer(200, "text/event-stream",
 			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n"),
-			"invalid_request_error: bad", map[string]string{metaTransient: "false"}, ""},
+			"invalid_request_error: bad", map[string]string{MetaTransient: "false"}, ""},
 		{"anthropic truncated stream", Anthropic{}, answer(200, "text/event-stream", "event: message_start\ndata: {\"type\":\"message_start\"}\n\n"),
-			"broke", map[string]string{metaTransient: "true", metaFailure: failureConnectionBroken}, ""},
+			"broke", map[string]string{MetaTransient: "true", MetaFailure: FailureConnectionBroken}, ""},
 		{"openai error chunk", OpenAI{}, answer(200, "text/event-stream", "data: {\"error\":{\"message\":\"model crashed\"}}\n\n"),
-			"model crashed", map[string]string{metaTransient: "true"}, ""},
+			"model crashed", map[string]string{MetaTransient: "true"}, ""},
 		{"openai bad arguments", OpenAI{}, answer(200, "application/json", `{"choices":[{"message":{"tool_calls":[{"id":"x","function":{"name":"f","arguments":"{oops"}}]},"finish_reason":"tool_calls"}]}`),
-			"not JSON", map[string]string{metaTransient: "false"}, ""},
+			"not JSON", map[string]string{MetaTransient: "false"}, ""},
 		{"500 text body", OpenAI{}, answer(500, "text/plain", "upstream exploded"), "upstream exploded",
-			map[string]string{metaHTTPStatus: "500", metaTransient: "true"}, metaFailure},
+			map[string]string{MetaHTTPStatus: "500", MetaTransient: "true"}, MetaFailure},
 		{"501 not transient", OpenAI{}, answer(501, "application/json", ""), "provider answered Not Implemented",
-			map[string]string{metaHTTPStatus: "501", metaTransient: "false"}, ""},
+			map[string]string{MetaHTTPStatus: "501", MetaTransient: "false"}, ""},
 		{"ollama string error", OpenAI{}, answer(404, "application/json", `{"error":"model 'x' not found"}`), "model 'x' not found",
-			map[string]string{metaHTTPStatus: "404", metaTransient: "false"}, ""},
+			map[string]string{MetaHTTPStatus: "404", MetaTransient: "false"}, ""},
 		{"408", Anthropic{}, answer(408, "application/json", `{"error":{"message":"timeout"}}`, "retry-after", "2"), "timeout",
-			map[string]string{metaHTTPStatus: "408", metaTransient: "true", metaRetryAfter: "2"}, metaRetryAfterMs},
+			map[string]string{MetaHTTPStatus: "408", MetaTransient: "true", MetaRetryAfter: "2"}, MetaRetryAfterMs},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,15 +250,15 @@ func TestFailures(t *testing.T) {
 
 func TestConnFailure(t *testing.T) {
 	for msg, want := range map[string]string{
-		"wasi:http request failed: send: connection-refused":    failureConnection,
-		"wasi:http request failed: send: DNS-error":             failureConnection,
-		"wasi:http request failed: send: HTTP-request-denied":   failureConnection,
-		"wasi:http request failed: read: connection-terminated": failureConnectionBroken,
-		"wasi:http request failed: HTTP-response-incomplete":    failureConnectionBroken,
-		"dial tcp 127.0.0.1:1: connect: connection refused":     failureConnection,
-		"read: connection reset by peer":                        failureConnectionBroken,
+		"wasi:http request failed: send: connection-refused":    FailureConnection,
+		"wasi:http request failed: send: DNS-error":             FailureConnection,
+		"wasi:http request failed: send: HTTP-request-denied":   FailureConnection,
+		"wasi:http request failed: read: connection-terminated": FailureConnectionBroken,
+		"wasi:http request failed: HTTP-response-incomplete":    FailureConnectionBroken,
+		"dial tcp 127.0.0.1:1: connect: connection refused":     FailureConnection,
+		"read: connection reset by peer":                        FailureConnectionBroken,
 	} {
-		if got := meta(connFailure("d", errors.New(msg)), metaFailure); got != want {
+		if got := meta(connFailure("d", errors.New(msg)), MetaFailure); got != want {
 			t.Errorf("%q: %s, want %s", msg, got, want)
 		}
 	}
@@ -316,7 +283,7 @@ func TestServeRefusals(t *testing.T) {
 			d := c.data
 			for _, p := range []Provider{Anthropic{}, OpenAI{}} {
 				res := Serve(context.Background(), p, &Conversations{}, c.env, tool.Input{Data: &d})
-				if res.Status != tool.StatusFailed || !strings.Contains(summary(res), c.want) || meta(res, metaTransient) != "false" {
+				if res.Status != tool.StatusFailed || !strings.Contains(summary(res), c.want) || meta(res, MetaTransient) != "false" {
 					t.Errorf("%s: %s %q %v", p.Name(), res.Status, summary(res), res.Metadata)
 				}
 			}

@@ -127,16 +127,16 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 func openAIStop(finish string, calls int) (string, error) {
 	switch finish {
 	case "length":
-		return stopMaxTokens, nil
+		return StopMaxTokens, nil
 	case "content_filter":
-		return stopRefusal, nil
+		return StopRefusal, nil
 	case "tool_calls", "function_call":
-		return stopToolUse, nil
+		return StopToolUse, nil
 	case "stop", "", "eos":
 		if calls > 0 {
-			return stopToolUse, nil
+			return StopToolUse, nil
 		}
-		return stopEndTurn, nil
+		return StopEndTurn, nil
 	}
 	return "", fmt.Errorf("%w: finish_reason %q", errMalformed, finish)
 }
@@ -160,9 +160,9 @@ func (u *openAIUsage) meta() [][2]string {
 		cached = u.Details.Cached
 	}
 	return [][2]string{
-		{metaInputTokens, strconv.Itoa(max(u.Prompt-cached, 0))},
-		{metaOutputTokens, strconv.Itoa(u.Completion)},
-		{metaCachedTokens, strconv.Itoa(cached)},
+		{MetaInputTokens, strconv.Itoa(max(u.Prompt-cached, 0))},
+		{MetaOutputTokens, strconv.Itoa(u.Completion)},
+		{MetaCachedTokens, strconv.Itoa(cached)},
 	}
 }
 
@@ -229,7 +229,7 @@ func (OpenAI) Decode(body []byte) (Response, [][2]string, error) {
 		if out.Text == "" {
 			out.Text = *c.Message.Refusal
 		}
-		stop = stopRefusal
+		stop = StopRefusal
 	}
 	out.StopReason = stop
 	return out, m.Usage.meta(), nil
@@ -273,7 +273,7 @@ func (OpenAI) DecodeStream(body io.Reader, emit func(string)) (Response, [][2]st
 			if out.Text == "" {
 				out.Text = refusal.String()
 			}
-			stop = stopRefusal
+			stop = StopRefusal
 		}
 		out.StopReason = stop
 		return out, usage.meta(), nil
