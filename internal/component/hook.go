@@ -65,22 +65,33 @@ type Hook struct {
 // Hook resolves murmur:hook/lifecycle@0.5.0 exactly. on-task-start and
 // on-task-end are optional; a missing other handler fails naming it.
 func (i *Instance) Hook() (*Hook, error) {
-	h := &Hook{inst: i, funcs: map[string]*cm.Func{}}
+	funcs, err := resolveHandlers(i.Name, func(fn string) (*cm.Func, error) { return i.export(IfaceLifecycle, fn) })
+	if err != nil {
+		return nil, err
+	}
+	return &Hook{inst: i, funcs: funcs}, nil
+}
+
+// resolveHandlers applies the hook loading rules to lookup: the
+// interface must be there at exactly its version, on-task-start and
+// on-task-end may be missing from it, and every other handler is required.
+func resolveHandlers(name string, lookup func(fn string) (*cm.Func, error)) (map[string]*cm.Func, error) {
+	funcs := map[string]*cm.Func{}
 	for _, hd := range HookHandlers {
-		f, err := i.export(IfaceLifecycle, hd.Name)
+		f, err := lookup(hd.Name)
 		switch {
 		case err == nil:
-			h.funcs[hd.Name] = f
-		case hd.Optional && errors.Is(err, ErrVersion) && len(h.funcs) > 0:
+			funcs[hd.Name] = f
+		case !errors.Is(err, errMissingFunc):
+			return nil, err
+		case hd.Optional:
 			// An older hook without the optional handler loads and is
 			// simply never dispatched for it.
-		case errors.Is(err, ErrVersion) && len(h.funcs) > 0:
-			return nil, fmt.Errorf("%w: hook %q does not export %s#%s", ErrMissingHandler, i.Name, IfaceLifecycle, hd.Name)
 		default:
-			return nil, err
+			return nil, fmt.Errorf("%w: hook %q does not export %s#%s", ErrMissingHandler, name, IfaceLifecycle, hd.Name)
 		}
 	}
-	return h, nil
+	return funcs, nil
 }
 
 // Has reports whether the hook exports handler name.

@@ -22,6 +22,10 @@ var ErrVersion = errors.New("component interface version mismatch")
 // handler.
 var ErrMissingHandler = errors.New("hook component lacks a required handler")
 
+// errMissingFunc means the component exports the interface at exactly the
+// right version but not the function asked for.
+var errMissingFunc = errors.New("interface lacks the function")
+
 // Runtime is one engine with one linker that serves WASI and every murmur
 // host import. It is safe for concurrent use; each instance gets its own
 // store, WASI context and Host.
@@ -139,6 +143,8 @@ func (i *Instance) export(iface, fn string) (*cm.Func, error) {
 	hint := fmt.Sprintf("rebuild the artifact against %s (mur install for a default artifact, or rebuild it from source)", iface)
 	for _, e := range i.comp.Exports() {
 		switch {
+		case e.Name == iface:
+			return nil, fmt.Errorf("%w: component %q exports %s without %s", errMissingFunc, i.Name, iface, fn)
 		case e.Name == bare:
 			return nil, fmt.Errorf("%w: component %q exports the unversioned %s; this host resolves only %s: %s", ErrVersion, i.Name, bare, iface, hint)
 		case e.Name != iface && strings.HasPrefix(e.Name, bare+"@"):
