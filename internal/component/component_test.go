@@ -147,3 +147,53 @@ func TestOtherVersionExportRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+type echoInvoker struct {
+	name string
+	in   ToolInput
+	fail error
+}
+
+func (e *echoInvoker) Invoke(_ context.Context, name string, in ToolInput) (ToolResult, error) {
+	e.name, e.in = name, in
+	if e.fail != nil {
+		return ToolResult{}, e.fail
+	}
+	return ToolResult{Status: StatusPassed, Data: in.Data}, nil
+}
+
+// TestCapsuleWorldInvokesTools runs a script capsule whose run calls
+// tool-registry/invoke: the host's invoker sees the call, and the guest
+// sees the result (it traps otherwise).
+func TestCapsuleWorldInvokesTools(t *testing.T) {
+	r := newRuntime(t)
+	c := compileFixture(t, r, "capsule.wat")
+	ctx := context.Background()
+	run := func(host *Host) error {
+		inst, err := r.Instantiate(ctx, c, Options{Name: "test/script", Host: host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inst.Close()
+		entry, err := inst.Capsule()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entry(ctx)
+	}
+	inv := &echoInvoker{}
+	if err := run(&Host{Tools: inv}); err != nil {
+		t.Fatalf("capsule run: %v", err)
+	}
+	if inv.name != "echo" || inv.in.Data == nil || *inv.in.Data != "ping" || inv.in.LogPath != nil {
+		t.Fatalf("invoker saw %q %+v", inv.name, inv.in)
+	}
+	// An invoke error reaches the guest as err (it traps on it), and so
+	// does a capsule that was granted no tools.
+	if err := run(&Host{Tools: &echoInvoker{fail: errors.New("tool \"echo\" is not allowlisted")}}); err == nil {
+		t.Fatal("capsule run passed though invoke failed")
+	}
+	if err := run(nil); err == nil {
+		t.Fatal("capsule run passed with no tool registry")
+	}
+}
