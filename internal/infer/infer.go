@@ -302,8 +302,11 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 			return failed(fmt.Sprintf("%s: %v", p.Name(), err), false)
 		default:
 			// The provider answered 200 and the stream then broke: only
-			// the driver can tell, so it says transient itself.
-			return withMeta(failed(fmt.Sprintf("%s: %v", p.Name(), err), true), MetaFailure, FailureConnectionBroken)
+			// the driver can tell, so it says transient itself. It is not
+			// connection_broken, which spec 004 keeps for a connection
+			// that broke before a response arrived and charges nothing
+			// for; an answer that had begun is charged.
+			return failed(fmt.Sprintf("%s: %v", p.Name(), err), true)
 		}
 	}
 	if out.ToolCalls == nil {

@@ -216,7 +216,7 @@ func TestFailures(t *testing.T) {
 			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n"),
 			"invalid_request_error: bad", map[string]string{MetaTransient: "false"}, ""},
 		{"anthropic truncated stream", Anthropic{}, answer(200, "text/event-stream", "event: message_start\ndata: {\"type\":\"message_start\"}\n\n"),
-			"broke", map[string]string{MetaTransient: "true", MetaFailure: FailureConnectionBroken}, ""},
+			"broke", map[string]string{MetaTransient: "true"}, MetaFailure},
 		{"openai error chunk", OpenAI{}, answer(200, "text/event-stream", "data: {\"error\":{\"message\":\"model crashed\"}}\n\n"),
 			"model crashed", map[string]string{MetaTransient: "true"}, ""},
 		{"openai bad arguments", OpenAI{}, answer(200, "application/json", `{"choices":[{"message":{"tool_calls":[{"id":"x","function":{"name":"f","arguments":"{oops"}}]},"finish_reason":"tool_calls"}]}`),
