@@ -210,7 +210,7 @@ func TestFailuresCarryTheirClass(t *testing.T) {
 		{"400 is not transient", providertest.Step{Status: 400, Body: providertest.ErrorBody("max_tokens: too large")},
 			want{"400", "false", "", "", "max_tokens: too large"}},
 		{"stream broke after 200", providertest.Step{Text: "a long answer that breaks", BreakAfter: 3},
-			want{"", "true", "connection_broken", "", ""}},
+			want{"", "true", "", "", ""}},
 		{"connection dropped", providertest.Step{Drop: true}, want{"", "", "connection_broken", "", ""}},
 	}
 	for _, w := range wires {
