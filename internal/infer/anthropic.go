@@ -66,21 +66,13 @@ func (a Anthropic) NewRequest(ctx context.Context, env Env, req Request, cfg Con
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(body)
+	hreq, err := postJSON(ctx, env.Endpoint+"/v1/messages", body, stream)
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, env.Endpoint+"/v1/messages", bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("anthropic-version", AnthropicVersion)
 	if beta != "" {
 		hreq.Header.Set("anthropic-beta", beta)
-	}
-	if stream {
-		hreq.Header.Set("Accept", "text/event-stream")
 	}
 	return hreq, nil
 }

@@ -11,6 +11,7 @@
 package infer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -337,6 +338,24 @@ func assistantMessage(r Response) Message {
 		m.Content = append(m.Content, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name, Input: c.Input})
 	}
 	return m
+}
+
+// postJSON builds a provider POST of body as JSON, asking for an event
+// stream when stream is set.
+func postJSON(ctx context.Context, url string, body any, stream bool) (*http.Request, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	return hreq, nil
 }
 
 func isEventStream(ct string) bool {

@@ -1,7 +1,6 @@
 package infer
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,19 +26,7 @@ func (OpenAI) NewRequest(ctx context.Context, env Env, req Request, cfg Config, 
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, env.Endpoint+"/chat/completions", bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	}
-	return hreq, nil
+	return postJSON(ctx, env.Endpoint+"/chat/completions", body, stream)
 }
 
 func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
