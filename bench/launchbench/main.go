@@ -85,7 +85,7 @@ type probe struct {
 	mu    sync.Mutex
 	pid   int
 	first chan time.Time
-	rss   [2]int64 // VmRSS, VmHWM in KiB, sampled at the end of the hold
+	rss   [3]int64 // VmRSS, VmHWM, RssAnon in KiB, sampled at the end of the hold
 	turns []time.Time
 }
 
@@ -99,19 +99,21 @@ func (p *probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if first {
 		p.first <- now
 		time.Sleep(p.hold)
-		rss, hwm := memory(pid)
+		rss, hwm, anon := memory(pid)
 		p.mu.Lock()
-		p.rss = [2]int64{rss, hwm}
+		p.rss = [3]int64{rss, hwm, anon}
 		p.mu.Unlock()
 	}
 	p.prov.ServeHTTP(w, r)
 }
 
-// memory reads VmRSS and VmHWM (KiB) of pid from /proc.
-func memory(pid int) (rss, hwm int64) {
+// memory reads VmRSS, VmHWM and RssAnon (KiB) of pid from /proc. RssAnon
+// is the capsule's own memory; the rest of VmRSS is file pages (the mur
+// binary, mapped compiled code) shared through the page cache.
+func memory(pid int) (rss, hwm, anon int64) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -126,9 +128,11 @@ func memory(pid int) (rss, hwm int64) {
 			rss = n
 		case "VmHWM":
 			hwm = n
+		case "RssAnon":
+			anon = n
 		}
 	}
-	return rss, hwm
+	return rss, hwm, anon
 }
 
 func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool) error {
@@ -199,7 +203,7 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 	}
 
 	var first, total, turn2 []time.Duration
-	var rss, hwm []int64
+	var rss, hwm, anon []int64
 	for i := -warmups; i < runs; i++ {
 		// Two turns: a tool call, then the answer; the second request
 		// measures a turn's runtime overhead through the real driver.
@@ -214,7 +218,10 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 		if wrap != "" && i >= 0 {
 			argv = append(strings.Fields(wrap), argv...)
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
+		// A run that hangs is killed, not waited for.
+		runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer stop()
+		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = capDir, env
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -249,13 +256,14 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 		if len(turns) == 2 {
 			turn2 = append(turn2, turns[1].Sub(turns[0])-hold)
 		}
-		rss, hwm = append(rss, r[0]), append(hwm, r[1])
+		rss, hwm, anon = append(rss, r[0]), append(hwm, r[1]), append(anon, r[2])
 	}
 	fmt.Printf("runs: %d (after %d warm-up), hold %v, spend ceiling %v\n", runs, warmups, hold, ceiling)
 	report("start → first provider request", first)
 	report("first → second request (tool call + turn, minus hold)", turn2)
 	report("whole run (minus hold)", total)
 	reportKiB("VmRSS while waiting on the provider", rss)
+	reportKiB("  of which RssAnon (not shared file pages)", anon)
 	reportKiB("VmHWM (peak RSS) at that point", hwm)
 	return nil
 }
