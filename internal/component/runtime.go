@@ -60,6 +60,12 @@ func (r *Runtime) Close() error {
 // runtime has one).
 func (r *Runtime) Compile(wasm []byte) (*cm.Component, error) { return r.engine.Compile(wasm) }
 
+// CompileFrom compiles the component load returns, cached under id (see
+// cm.Engine.CompileFrom): a warm launch neither reads nor hashes it.
+func (r *Runtime) CompileFrom(id [32]byte, load func() ([]byte, error)) (*cm.Component, error) {
+	return r.engine.CompileFrom(id, load)
+}
+
 // CompileText compiles component text; for fixtures.
 func (r *Runtime) CompileText(text string) (*cm.Component, error) {
 	return r.engine.CompileText(text)

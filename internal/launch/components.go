@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +42,8 @@ type grant struct {
 // instance. Calls are serialised: a component instance is single-threaded.
 type lazyComponent struct {
 	rt    *component.Runtime
-	wasm  string // host path of the component binary
+	wasm  string    // host path of the component binary
+	id    *[32]byte // the verified bytes' identity, for the compile cache
 	g     grant
 	host  func() *component.Host
 	dirs  *sessionDirs
@@ -84,15 +86,40 @@ func prepare(lazies []*lazyComponent) {
 }
 
 func (l *lazyComponent) compile() (*cm.Component, error) {
-	b, err := os.ReadFile(l.wasm)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
+	load := func() ([]byte, error) { return os.ReadFile(l.wasm) }
+	var c *cm.Component
+	var err error
+	if l.id != nil {
+		c, err = l.rt.CompileFrom(*l.id, load)
+	} else {
+		var b []byte
+		if b, err = load(); err == nil {
+			c, err = l.rt.Compile(b)
+		}
 	}
-	c, err := l.rt.Compile(b)
 	if err != nil {
 		return nil, fmt.Errorf("artifact %q: %w", l.g.name, err)
 	}
 	return c, nil
+}
+
+// componentID names a stored artifact's component file by what staging
+// verified: the pinned package digest and the file's path in it. Staging
+// re-verifies (or stamps) the unpacked tree against that digest on every
+// launch, so these bytes are the ones the id names and the compile cache
+// can be consulted without reading or hashing them. A local source has no
+// pin and is hashed as usual.
+func componentID(r *store.Resolved, file string) *[32]byte {
+	if r.Local || r.Digest == "" {
+		return nil
+	}
+	for rel, host := range r.Files {
+		if host == file {
+			id := sha256.Sum256([]byte("mur-component\x00" + r.Digest + "\x00" + rel))
+			return &id
+		}
+	}
+	return nil
 }
 
 // sessionDirs is set once the session exists.

@@ -244,7 +244,7 @@ func (l *launcher) driver() (agent.Driver, *manifest.Artifact, error) {
 	}
 	g := grantFor(l.c, l.scope, name, l.gws[name], true, osGetenv)
 	out := &lineWriter{w: l.stdout}
-	lc := &lazyComponent{rt: l.rt, wasm: file, g: g, dirs: l.dirs, host: func() *component.Host {
+	lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host {
 		return &component.Host{Text: out}
 	}}
 	l.lazies = append(l.lazies, lc)
@@ -305,7 +305,7 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 				return nil, err
 			}
 			g := grantFor(l.c, l.scope, e.Name, l.gws[e.Name], false, osGetenv)
-			lc := &lazyComponent{rt: l.rt, wasm: file, g: g, dirs: l.dirs, host: func() *component.Host { return &component.Host{} }}
+			lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host { return &component.Host{} }}
 			l.lazies = append(l.lazies, lc)
 			out = append(out, wasmtool.Tool{D: def, R: lc})
 		}

@@ -169,3 +169,32 @@ func TestCacheConcurrentWriters(t *testing.T) {
 		t.Fatalf("temporary files left: %v", tmp)
 	}
 }
+
+// TestCompileFromKeyedHit: a component compiled under an id is served
+// from the cache under that id without its bytes being read again.
+func TestCompileFromKeyedHit(t *testing.T) {
+	dir := t.TempDir()
+	text, _ := os.ReadFile("testdata/add.wat")
+	wasm, err := Wat2Wasm(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, Config{CacheDir: dir})
+	id := [32]byte{1, 2, 3}
+	loads := 0
+	load := func() ([]byte, error) { loads++; return wasm, nil }
+	for range 2 {
+		c, err := e.CompileFrom(id, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runAdd(t, e, c)
+	}
+	if loads != 1 {
+		t.Fatalf("the bytes were read %d times, want once (the second compile is a cache hit)", loads)
+	}
+	// Another id is another entry: its bytes are read.
+	if _, err := e.CompileFrom([32]byte{9}, load); err != nil || loads != 2 {
+		t.Fatalf("a new id: loads = %d, err = %v", loads, err)
+	}
+}

@@ -241,6 +241,29 @@ func (c *Component) readItems(imports bool) []Import {
 	return out
 }
 
+// CompileFrom compiles the component that load returns, through the
+// compile cache under id instead of the binary's own digest, so a cache
+// hit reads and hashes nothing. id must name exactly these bytes — for
+// instance a verified package digest and the file's path in it. Without a
+// cache dir it is Compile(load()).
+func (e *Engine) CompileFrom(id [32]byte, load func() ([]byte, error)) (*Component, error) {
+	if e.cfg.CacheDir != "" {
+		if c, fast := e.loadCached(e.cfg.CacheDir, e.cacheKey(id)); c != nil {
+			c.digest = id
+			c.fastStreams = fast
+			return c, nil
+		}
+	}
+	wasm, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if e.cfg.CacheDir == "" {
+		return e.Compile(wasm)
+	}
+	return e.compileCached(wasm, id)
+}
+
 // rewrite applies the streams fast path unless the engine turned it off.
 func (e *Engine) rewrite(wasm []byte) ([]byte, bool) {
 	if e.cfg.SlowStreams {

@@ -25,6 +25,11 @@ func (*Engine) Close() error { return nil }
 // Compile returns ErrNoCgo.
 func (*Engine) Compile([]byte) (*Component, error) { return nil, ErrNoCgo }
 
+// CompileFrom returns ErrNoCgo.
+func (*Engine) CompileFrom([32]byte, func() ([]byte, error)) (*Component, error) {
+	return nil, ErrNoCgo
+}
+
 // CompileText returns ErrNoCgo.
 func (*Engine) CompileText(string) (*Component, error) { return nil, ErrNoCgo }
 
