@@ -31,6 +31,7 @@ const (
 	causeSpend          = "spend_ceiling"
 	causeDeadline       = "deadline"
 	causeCanceled       = "canceled"
+	causeEnded          = "session_ended"
 	codeTaskFailed      = diag.Code("E-RUN-040")
 	codeCredential      = diag.Code("E-RUN-027")
 	codeFragment        = diag.Code("W-RUN-001")
@@ -367,6 +368,16 @@ func (l *Loop) ctxOutcome(ctx context.Context, t *task) *Outcome {
 	}
 	if t.out.Phase == "" {
 		t.out.Phase = "inference"
+	}
+	// A session ended for a reason of its own (the sandbox's workdir
+	// ceiling, E-RUN-013) fails the task with that reason and code.
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+		t.out.Status, t.out.Cause, t.out.Reason = ExitFailed, causeEnded, cause.Error()
+		var d diag.Diagnostic
+		if errors.As(cause, &d) {
+			t.out.Code, t.out.Reason = d.Code, d.Msg
+		}
+		return &t.out
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (!l.Deadline.IsZero() && !l.now().Before(l.Deadline)) {
 		t.out.Status, t.out.Cause = ExitDeadline, causeDeadline

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -319,5 +320,27 @@ func TestBoundSkillIsNotOffered(t *testing.T) {
 				t.Fatalf("MURMUR.md: %s", md)
 			}
 		})
+	}
+}
+
+// TestSessionEndedWithCauseFails: a session ended for a reason of its own
+// (the sandbox's workdir ceiling) fails the task with that code and
+// reason, not as a cancel.
+func TestSessionEndedWithCauseFails(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r := newRun(t, providertest.Anthropic, providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "block"}}})
+	ceiling := diag.New(diag.RunWorkdirSize, diag.Pos{}, "capabilities.resources.workdir_max_bytes", "the work folder passed its size ceiling")
+	r.opts.Tools = append(r.opts.Tools, blockTool{cancel: func() { cancel(ceiling) }})
+	r.opts.Stderr = &r.stderr
+	code, err := agent.Launch(ctx, r.opts)
+	if err != nil || code != agent.ExitCodeTask {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	end := r.lines("task_end")[0]
+	if end.String("exit_status") != "failed" {
+		t.Fatalf("task_end %v", end.Fields)
+	}
+	if !strings.Contains(r.stderr.String(), "E-RUN-013") || !strings.Contains(r.stderr.String(), "size ceiling") {
+		t.Fatalf("status line does not carry the cause: %s", r.stderr.String())
 	}
 }

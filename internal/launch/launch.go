@@ -194,6 +194,11 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		}
 	}
 	manifestDir, _ := filepath.Abs(filepath.Dir(path))
+	// The sandbox can end the session on its own (the workdir ceiling,
+	// E-RUN-013): it cancels the run with that cause.
+	ctx, endSession := context.WithCancelCause(ctx)
+	defer endSession(nil)
+	l.endSession = endSession
 	opts := agent.Options{
 		Config: cfg, ManifestDir: manifestDir, MurmurHome: murmurHome,
 		Workdir: f.Workdir, Task: f.Task, Deadline: f.Deadline, SystemPrompt: f.SystemPrompt,
@@ -228,6 +233,8 @@ type launcher struct {
 	runner  lateRunner
 	shell   *shell.Session
 	sbox    *sandbox.Session
+	// endSession ends the run with a cause of the sandbox's own.
+	endSession context.CancelCauseFunc
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -365,6 +372,20 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 		return
 	}
 	l.sbox = sb
+	go func() {
+		select {
+		case <-sb.Ended():
+			if err := sb.Err(); err != nil && l.endSession != nil {
+				var d diag.Diagnostic
+				if errors.As(err, &d) {
+					l.endSession(d)
+				} else {
+					l.endSession(diag.New(diag.RunWorkdirSize, diag.Pos{}, "capabilities.resources.workdir_max_bytes", err.Error()))
+				}
+			}
+		case <-ctx.Done():
+		}
+	}()
 	for _, w := range sb.Warnings() {
 		fmt.Fprintln(stderr, w.String())
 	}
