@@ -35,20 +35,28 @@ func compileFixture(t *testing.T, r *Runtime, name string) *cm.Component {
 
 func str(s string) *string { return &s }
 
+// toolOf instantiates c under o and resolves its run export; the instance
+// is closed when the test ends.
+func toolOf(t *testing.T, r *Runtime, c *cm.Component, o Options) (*Instance, *Tool) {
+	t.Helper()
+	inst, err := r.Instantiate(context.Background(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Close() })
+	tool, err := inst.Tool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst, tool
+}
+
 func TestToolRunRoundTrip(t *testing.T) {
 	r := newRuntime(t)
 	c := compileFixture(t, r, "echo-tool.wat")
 	ctx := context.Background()
 	chunks := make(chan string, 4)
-	inst, err := r.Instantiate(ctx, c, Options{Name: "test/echo", Host: &Host{Text: TextChan{Ctx: ctx, C: chunks}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Close()
-	tool, err := inst.Tool()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tool := toolOf(t, r, c, Options{Name: "test/echo", Host: &Host{Text: TextChan{Ctx: ctx, C: chunks}}})
 	res, err := tool.Run(ctx, ToolInput{Data: str(`{"msg":"héllo"}`)})
 	if err != nil {
 		t.Fatal(err)

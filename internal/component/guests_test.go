@@ -65,15 +65,7 @@ func TestGuestEchoGoAndJS(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := guest(t, r, name)
 			ctx := context.Background()
-			inst, err := r.Instantiate(ctx, c, Options{Name: "examples/" + name, Limits: cm.Limits{Deadline: 30 * time.Second}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer inst.Close()
-			tool, err := inst.Tool()
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, tool := toolOf(t, r, c, Options{Name: "examples/" + name, Limits: cm.Limits{Deadline: 30 * time.Second}})
 			res, err := tool.Run(ctx, ToolInput{Data: str(`{"text":"ünïcode ✓"}`)})
 			if err != nil {
 				t.Fatal(err)
