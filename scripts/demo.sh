@@ -17,6 +17,8 @@ GOFLAGS=-ldflags=-s bash tools/guest/build.sh drivers/driver-openai examples/fil
 demo=$root/build/demo
 rm -rf "$demo"
 mkdir -p "$demo/home" "$demo/src"
+# Built before HOME moves: Go's caches live under the real HOME.
+go build -o "$demo/providerd" ./tools/providerd
 export HOME=$demo/home
 mur=$root/bin/mur
 
@@ -33,7 +35,6 @@ done
 
 # The provider double takes a free loopback port; the demo's copy of the
 # capsule points its gateway there.
-go build -o "$demo/providerd" ./tools/providerd
 "$demo/providerd" -script capsules/hello/provider-script.json -addr 127.0.0.1:0 >"$demo/providerd.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
