@@ -235,6 +235,8 @@ type launcher struct {
 	sbox    *sandbox.Session
 	// endSession ends the run with a cause of the sandbox's own.
 	endSession context.CancelCauseFunc
+	// started is closed once the shell layer is up (or failed to come up).
+	started chan struct{}
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -360,6 +362,19 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil {
 		return
 	}
+	// The sandbox (namespaces, cgroups, the egress proxy, the watcher) is
+	// set up while the first turn goes to the model: every shell and native
+	// tool, and the done check, waits for it before it runs anything.
+	l.started = make(chan struct{})
+	go func() {
+		defer close(l.started)
+		l.startShell(ctx, d, sink, sbp, stderr)
+	}()
+}
+
+// startShell creates the session's sandbox and shell layer and binds the
+// tools that run through them.
+func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Sink, sbp sandbox.Policy, stderr io.Writer) {
 	sbp.Workdir, sbp.Home, sbp.Tmp = d.Workdir, d.Home(), d.Tmp()
 	for _, n := range l.natives {
 		// A native tool's executable runs from the verified store; that
@@ -431,6 +446,9 @@ func (l *launcher) failShell(err error) {
 // end closes the shell layer before session_end: the session-end kill and
 // its shell_abandoned records, then the sandbox scope.
 func (l *launcher) end() {
+	if l.started != nil {
+		<-l.started
+	}
 	if l.shell != nil {
 		_, _ = l.shell.Close(context.Background())
 	}
