@@ -69,12 +69,12 @@ func (p *Preopen) Resolve(base, guest string, followFinal bool) (string, error) 
 	if base != "." && base != "" {
 		stack = strings.Split(base, "/")
 	}
-	todo := splitPath(guest)
+	pending := splitPath(guest)
 	links := 0
 	missing := false
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
 		if c == ".." {
 			if len(stack) == 0 {
 				return "", fsErr("resolve", guest, fmt.Errorf("\"..\" climbs above %q: %w", p.Name, ErrEscape))
@@ -84,7 +84,7 @@ func (p *Preopen) Resolve(base, guest string, followFinal bool) (string, error) 
 			continue
 		}
 		cand := append(append([]string(nil), stack...), c)
-		last := len(todo) == 0
+		last := len(pending) == 0
 		if missing || (last && !followFinal) {
 			stack = cand
 			continue
@@ -113,7 +113,7 @@ func (p *Preopen) Resolve(base, guest string, followFinal bool) (string, error) 
 		if strings.HasPrefix(target, "/") {
 			return "", fsErr("resolve", guest, fmt.Errorf("symlink %q points at absolute %q: %w", rel, target, ErrEscape))
 		}
-		todo = append(splitPath(target), todo...)
+		pending = append(splitPath(target), pending...)
 	}
 	if len(stack) == 0 {
 		return ".", nil
