@@ -59,7 +59,7 @@ func gateways(c *manifest.Capsule, installed manifest.Installed, creds gateway.C
 		if err != nil {
 			code := diag.ManInvalid
 			if !errors.Is(err, gateway.ErrUnresolved) {
-				code = diag.Code("E-RUN-025")
+				code = diag.RunUpstreamAuth
 			}
 			ds = append(ds, diag.New(code, c.Pos(field+".api_key"), field+".api_key", err.Error()))
 			continue

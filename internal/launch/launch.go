@@ -87,21 +87,12 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 	}
 
 	// Containment: a floor above what this host achieves is refused
-	// before anything exists.
-	sbp, err := sandboxPolicy(c)
-	if err != nil {
-		return refuse(append(warn, diag.New(diag.ManInvalid, c.Pos("capabilities"), "capabilities", err.Error())))
+	// before anything exists. Its W-SEC-001 warnings come with the
+	// sandbox session, once one is made.
+	sbp, report, cds := containment(c)
+	if cds.HasErrors() {
+		return refuse(append(warn, cds.Errors()...))
 	}
-	host := sandbox.Probe()
-	if err := sandbox.CheckFloor(host, sbp); err != nil {
-		var d diag.Diagnostic
-		if errors.As(err, &d) {
-			d.Pos = c.Pos("capabilities.containment")
-			return refuse(append(warn, d))
-		}
-		return refuse(append(warn, diag.New(diag.Code("E-CAP-003"), c.Pos("capabilities.containment"), "capabilities.containment", err.Error())))
-	}
-	report := sandbox.Explain(host, sbp)
 	// Staging judges the capsule by the floor it declares (its effective
 	// containment floor); CheckFloor above has made sure this host reaches it.
 	floor := ""
@@ -205,7 +196,7 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
 		OnEvents:      func(d session.Dirs, sink event.Sink) { l.start(ctx, d, sink, sbp, stderr) },
 		OnEnd:         l.end,
-		SessionFields: map[string]any{"effective_grants": l.scope, "containment": containmentRecord(report)},
+		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},
 	}
 	if cfg.DoneCheck != nil {
 		opts.Runner = &l.runner

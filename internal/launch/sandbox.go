@@ -14,26 +14,31 @@ import (
 // above what is achieved. mur doctor and mur run --explain-scope print it;
 // session_start records it.
 func Containment(c *manifest.Capsule) (sandbox.Report, diag.List) {
-	p, err := sandboxPolicy(c.Effective())
+	_, r, ds := containment(c.Effective())
+	return r, ds
+}
+
+// containment probes the host for c (defaults applied) and returns the
+// sandbox policy, the report and its diagnostics: the report's W-SEC-001
+// warnings, and E-CAP-003 at capabilities.containment when the declared
+// floor is above what the host achieves, or a refusal of a policy that
+// cannot be built.
+func containment(c *manifest.Capsule) (sandbox.Policy, sandbox.Report, diag.List) {
+	p, err := sandboxPolicy(c)
 	if err != nil {
-		return sandbox.Report{}, diag.List{diag.New(diag.ManInvalid, c.Pos("capabilities"), "capabilities", err.Error())}
+		return p, sandbox.Report{}, diag.List{diag.New(diag.ManInvalid, c.Pos("capabilities"), "capabilities", err.Error())}
 	}
 	host := sandbox.Probe()
 	r := sandbox.Explain(host, p)
 	ds := append(diag.List(nil), r.Warnings...)
 	if err := sandbox.CheckFloor(host, p); err != nil {
-		var d diag.Diagnostic
-		if errors.As(err, &d) {
-			d.Pos = c.Pos("capabilities.containment")
-			ds = append(ds, d)
-		}
+		d := diag.New(diag.CapProviderToolFloor, diag.Pos{}, "capabilities.containment", err.Error())
+		errors.As(err, &d)
+		d.Pos = c.Pos("capabilities.containment")
+		ds = append(ds, d)
 	}
-	return r, ds
+	return p, r, ds
 }
-
-// ContainmentRecord renders a report as session_start.containment and
-// the JSON of mur doctor and --explain-scope.
-func ContainmentRecord(r sandbox.Report) map[string]any { return containmentRecord(r) }
 
 // sandboxPolicy maps the capsule's capabilities (defaults applied) onto
 // the sandbox's portable policy. The session's directories are filled in
@@ -85,9 +90,10 @@ func sandboxPolicy(c *manifest.Capsule) (sandbox.Policy, error) {
 	return p, nil
 }
 
-// containmentRecord is session_start.containment: the class achieved, the
-// floor declared, and each mechanism with whether it is enforced here.
-func containmentRecord(r sandbox.Report) map[string]any {
+// ContainmentRecord is session_start.containment, and the containment of
+// mur doctor's and --explain-scope's JSON: the class achieved, the floor
+// declared, and each mechanism with whether it is enforced here.
+func ContainmentRecord(r sandbox.Report) map[string]any {
 	mech := make([]map[string]any, 0, len(r.Mechanisms))
 	for _, m := range r.Mechanisms {
 		mech = append(mech, map[string]any{"name": m.Name, "enforced": m.Enforced, "detail": m.Detail})
