@@ -51,7 +51,6 @@ type lazyComponent struct {
 	tool  *component.Tool
 	inst  *component.Instance
 	err   error
-	comp  *cm.Component
 	ready bool
 
 	// compiled, when prepare ran, delivers the compilation started then.
@@ -173,7 +172,6 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 	if err != nil {
 		return nil, err
 	}
-	l.comp = c
 	pol := wasi.Policy{Workdir: l.dirs.get(), Scope: l.g.scope, ReadOnly: l.dirs.readOnly, Env: l.g.env,
 		Args: []string{path.Base(l.g.name)}, Stderr: io.Discard, HTTPHook: httpHook(l.g.gateway)}
 	if len(l.g.network) > 0 {
