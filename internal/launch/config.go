@@ -13,13 +13,9 @@ import (
 
 // agentConfig maps the capsule manifest (defaults applied) and the
 // driver's own models: table onto what the loop reads.
-func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, alternates []agent.Choice) (agent.Config, error) {
+func agentConfig(c *manifest.Capsule, driver *manifest.Artifact) (agent.Config, error) {
 	inf := c.Inference
-	cfg := agent.Config{
-		Capsule:    c.Name,
-		Model:      inf.Model,
-		Alternates: alternates,
-	}
+	cfg := agent.Config{Capsule: c.Name, Model: inf.Model}
 	if inf.Driver != nil {
 		cfg.DriverName = inf.Driver.Artifact
 		if inf.Driver.Config != nil {

@@ -155,7 +155,7 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 	// compilations before the engine closes.
 	prepare(l.lazies)
 
-	cfg, err := agentConfig(c, driverManifest, nil)
+	cfg, err := agentConfig(c, driverManifest)
 	if err != nil {
 		fmt.Fprintf(stderr, "mur: %v\n", err)
 		return agent.ExitCodeRefused
