@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,11 +100,15 @@ func BenchmarkStreamHTTPBody(b *testing.B) {
 // reading a file through wasi:io streams end to end: host read, cm's
 // list<u8> lowering into guest memory, and the guest's loop.
 func BenchmarkGuestFileRead(b *testing.B) {
-	for _, chunkSize := range []uint64{4 << 10, 64 << 10} {
-		b.Run(fmt.Sprintf("chunk=%dKiB", chunkSize>>10), func(b *testing.B) {
+	for _, tc := range []struct {
+		kind      string
+		chunkSize uint64
+	}{{"text", 4 << 10}, {"text", 64 << 10}, {"binary", 4 << 10}, {"binary", 64 << 10}} {
+		chunkSize := tc.chunkSize
+		b.Run(fmt.Sprintf("%s/chunk=%dKiB", tc.kind, chunkSize>>10), func(b *testing.B) {
 			dir := b.TempDir()
 			const size = 16 << 20
-			if err := os.WriteFile(filepath.Join(dir, "f"), make([]byte, size), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "f"), streamPayload(tc.kind, size), 0o644); err != nil {
 				b.Fatal(err)
 			}
 			inst, _, _ := instantiate(b, "drain.wat", Policy{Workdir: dir})
@@ -121,5 +127,79 @@ func BenchmarkGuestFileRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// streamPayload is size bytes of the given kind: "text" is printable
+// ASCII, the fast path's best case; "binary" is pseudo-random bytes, half
+// of them ≥ 0x80, its worst case (each such byte is two bytes of UTF-8
+// while it crosses as a latin1 string).
+func streamPayload(kind string, size int) []byte {
+	p := make([]byte, size)
+	switch kind {
+	case "text":
+		for i := range p {
+			p[i] = ' ' + byte(i%95)
+		}
+	case "binary":
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range p {
+			p[i] = byte(r.Uint32())
+		}
+	}
+	return p
+}
+
+// BenchmarkGuestGoStreams measures bytes per second through wasi:io
+// streams for a real Go guest (built by make guests, via the preview1
+// adapter and jco): a file read, a file write and an HTTP response body,
+// each through the guest's own 64 KiB io.CopyBuffer loop. It needs
+// MUR_GUEST_OUT (make bench-wasi-guests).
+func BenchmarkGuestGoStreams(b *testing.B) {
+	const size = 32 << 20
+	for _, kind := range []string{"text", "binary"} {
+		payload := streamPayload(kind, size)
+		b.Run("file-read/"+kind, func(b *testing.B) {
+			wd := b.TempDir()
+			if err := os.WriteFile(filepath.Join(wd, "f"), payload, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			g := loadGuest(b, "wasi-probe-go.wasm", Policy{Workdir: wd})
+			benchGuestOp(b, g, `{"op":"drain","arg":"f"}`, size)
+		})
+		b.Run("http-body/"+kind, func(b *testing.B) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Write(payload)
+			}))
+			defer srv.Close()
+			host := strings.TrimPrefix(srv.URL, "http://")
+			a, err := ParseAllow([]string{host})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := loadGuest(b, "wasi-probe-go.wasm", Policy{Network: a})
+			benchGuestOp(b, g, `{"op":"get","arg":"`+srv.URL+`/"}`, size)
+		})
+	}
+	b.Run("file-write", func(b *testing.B) {
+		wd := b.TempDir()
+		g := loadGuest(b, "wasi-probe-go.wasm", Policy{Workdir: wd})
+		benchGuestOp(b, g, fmt.Sprintf(`{"op":"fill","arg":"f","n":%d}`, size), size)
+		if fi, err := os.Stat(filepath.Join(wd, "f")); err != nil || fi.Size() != size {
+			b.Fatalf("written file: %v, %v", fi, err)
+		}
+	})
+}
+
+// benchGuestOp runs one probe op per iteration and checks it moved size
+// bytes.
+func benchGuestOp(b *testing.B, g *guest, input string, size int) {
+	b.SetBytes(int64(size))
+	g.call(b, input) // first call: the guest's runtime warms up
+	for b.Loop() {
+		st, data := g.call(b, input)
+		if st != "passed" || data != strconv.Itoa(size) {
+			b.Fatalf("%s: %s %q", input, st, data)
+		}
 	}
 }

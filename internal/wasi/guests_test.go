@@ -22,7 +22,7 @@ import (
 // guestDir is where make guests put the Go- and JS-built components; the
 // guest tests run only when it is set (make test-wasi-guests), since
 // building them needs node and the guest toolchain.
-func guestDir(t *testing.T) string {
+func guestDir(t testing.TB) string {
 	d := os.Getenv("MUR_GUEST_OUT")
 	if d == "" {
 		t.Skip("MUR_GUEST_OUT not set; run make test-wasi-guests")
@@ -33,7 +33,7 @@ func guestDir(t *testing.T) string {
 // guestCache is a compile cache for the guests, which take seconds each
 // to compile. It is keyed by this test binary, so an artifact compiled by
 // an earlier build of cm (other engine settings) is never loaded.
-func guestCache(t *testing.T) string {
+func guestCache(t testing.TB) string {
 	exe, err := os.Executable()
 	if err != nil {
 		return t.TempDir()
@@ -52,7 +52,7 @@ type guest struct {
 	run  *cm.Func
 }
 
-func loadGuest(t *testing.T, name string, pol Policy) *guest {
+func loadGuest(t testing.TB, name string, pol Policy) *guest {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(guestDir(t), name))
 	if err != nil {
@@ -103,7 +103,7 @@ func loadGuest(t *testing.T, name string, pol Policy) *guest {
 }
 
 // call runs the tool with input and returns its status and data.
-func (g *guest) call(t *testing.T, input string) (status, data string) {
+func (g *guest) call(t testing.TB, input string) (status, data string) {
 	t.Helper()
 	in := cm.Record(
 		cm.Field{Name: "data", Val: cm.Some(cm.String(input))},
@@ -245,5 +245,45 @@ func TestGuestJSFetchGoverned(t *testing.T) {
 				t.Fatalf("got %s %q, want %s containing %q", st, data, tt.status, tt.data)
 			}
 		})
+	}
+}
+
+// TestGuestGoStreamsAnyBytes: a Go guest (preview1 adapter) reads text and
+// binary files and HTTP bodies of odd sizes, through odd-sized buffers,
+// and sees exactly the bytes the host has; the streams byte fast path must
+// not change a byte, trap on non-ASCII data or misplace a read.
+func TestGuestGoStreamsAnyBytes(t *testing.T) {
+	wd := t.TempDir()
+	bodies := map[string][]byte{}
+	for _, n := range []int{1, 5, 4097, 70001, 300001} {
+		for _, kind := range []string{"text", "binary"} {
+			name := fmt.Sprintf("%s%d", kind, n)
+			bodies[name] = streamPayload(kind, n)
+			if err := os.WriteFile(filepath.Join(wd, name), bodies[name], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bodies["utf8"] = []byte(strings.Repeat("naïve café — 東京 ", 999))
+	os.WriteFile(filepath.Join(wd, "utf8"), bodies["utf8"], 0o644)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bodies[strings.TrimPrefix(r.URL.Path, "/")])
+	}))
+	defer srv.Close()
+	a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := loadGuest(t, "wasi-probe-go.wasm", Policy{Workdir: wd, Network: a})
+	for name, body := range bodies {
+		want := fmt.Sprintf("%x", sha256.Sum256(body))
+		for _, src := range []string{name, srv.URL + "/" + name} {
+			t.Run(src, func(t *testing.T) {
+				st, data := g.call(t, `{"op":"hash","arg":"`+src+`"}`)
+				if st != "passed" || data != want {
+					t.Fatalf("guest hashed %s: %s %q, want %s", src, st, data, want)
+				}
+			})
+		}
 	}
 }

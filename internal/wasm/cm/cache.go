@@ -14,13 +14,13 @@ import (
 
 // The compile cache keeps one file per compiled component:
 //
-//	<dir>/<key>.<crc32c>.<f|s>.cwasm
+//	<dir>/<key>.<crc32c>.<f|w|s>.cwasm
 //
 // key hashes the component digest (of the binary as given, before cm's
 // streams rewrite, so a hit needs no rewrite), the wasmtime version and the
 // engine settings, so a different wasmtime or configuration never loads a
-// stale artifact. f or s records whether the streams fast path applies to
-// the compiled code. The CRC-32C of the contents is in the name: a
+// stale artifact. f, w or s records how the streams fast path applies to
+// the compiled code (reads and writes, writes only, not at all). The CRC-32C of the contents is in the name: a
 // truncated or corrupted file fails the check and is recompiled, never
 // handed to wasmtime (which would trust the machine code in it). Files are
 // written to a temporary name and renamed, so concurrent processes see a
@@ -38,7 +38,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // cacheFormat is cm's own part of the cache key: bump it whenever cm
 // changes what it compiles from a binary (the streams rewrite), so no
 // process loads code an older cm compiled differently.
-const cacheFormat = 3
+const cacheFormat = 4
 
 func (e *Engine) cacheKey(digest [32]byte) string {
 	h := sha256.New()
@@ -51,26 +51,26 @@ func (e *Engine) cacheKey(digest [32]byte) string {
 func (e *Engine) compileCached(wasm []byte, digest [32]byte) (*Component, error) {
 	dir := e.cfg.CacheDir
 	key := e.cacheKey(digest)
-	if c, fast := e.loadCached(dir, key); c != nil {
+	if c, mode := e.loadCached(dir, key); c != nil {
 		c.digest = digest
-		c.fastStreams = fast
+		c.streams = mode
 		return c, nil
 	}
-	code, fast := e.rewrite(wasm)
+	code, mode := e.rewrite(wasm)
 	c, err := e.compile(code, digest)
 	if err != nil {
 		return nil, err
 	}
-	c.fastStreams = fast
+	c.streams = mode
 	// A cache that cannot be written costs time, not correctness.
-	_ = e.storeCached(c, dir, key, fast)
+	_ = e.storeCached(c, dir, key, mode)
 	return c, nil
 }
 
-// loadCached returns the cached component for key and whether its code
-// takes the streams fast path, or nil after removing any file that fails
-// its check.
-func (e *Engine) loadCached(dir, key string) (*Component, bool) {
+// loadCached returns the cached component for key and how its code takes
+// the streams fast path, or nil after removing any file that fails its
+// check.
+func (e *Engine) loadCached(dir, key string) (*Component, streamsMode) {
 	matches, _ := filepath.Glob(filepath.Join(dir, key+".*.cwasm"))
 	for _, path := range matches {
 		if !cacheFileValid(path, key) {
@@ -84,9 +84,21 @@ func (e *Engine) loadCached(dir, key string) (*Component, bool) {
 			os.Remove(path + stampSuffix)
 			continue
 		}
-		return c, strings.HasSuffix(path, ".f.cwasm")
+		return c, modeFromName(path)
 	}
-	return nil, false
+	return nil, streamsSlow
+}
+
+// modeLetters name a streamsMode in cache file names.
+var modeLetters = [...]byte{streamsSlow: 's', streamsWrites: 'w', streamsReadWrite: 'f'}
+
+func modeFromName(path string) streamsMode {
+	for m, c := range modeLetters {
+		if strings.HasSuffix(path, "."+string(c)+".cwasm") {
+			return streamsMode(m)
+		}
+	}
+	return streamsSlow
 }
 
 const stampSuffix = ".verified"
@@ -129,7 +141,7 @@ func writeStamp(path, id string) {
 	}
 }
 
-func (e *Engine) storeCached(c *Component, dir, key string, fast bool) error {
+func (e *Engine) storeCached(c *Component, dir, key string, mode streamsMode) error {
 	b, err := c.Serialize()
 	if err != nil {
 		return err
@@ -137,11 +149,7 @@ func (e *Engine) storeCached(c *Component, dir, key string, fast bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("compile cache: %w", err)
 	}
-	mode := "s"
-	if fast {
-		mode = "f"
-	}
-	final := filepath.Join(dir, fmt.Sprintf("%s.%08x.%s.cwasm", key, crc32.Checksum(b, castagnoli), mode))
+	final := filepath.Join(dir, fmt.Sprintf("%s.%08x.%c.cwasm", key, crc32.Checksum(b, castagnoli), modeLetters[mode]))
 	tmp, err := os.CreateTemp(dir, key+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("compile cache: %w", err)

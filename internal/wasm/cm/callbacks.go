@@ -60,7 +60,7 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	in := make([]Val, int(nargs))
 	for i, a := range unsafe.Slice((*cval)(unsafe.Pointer(args)), int(nargs)) {
 		in[i] = fromC(&a)
-		if hf.latin1 {
+		if hf.streams != streamsSlow {
 			in[i] = bytesFromLatin1(in[i])
 		}
 	}
@@ -74,7 +74,7 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	if err := out.check(); err != nil {
 		return c.fail(fmt.Errorf("%s returned a bad value: %w", hf.name, err))
 	}
-	if hf.latin1 {
+	if hf.streams == streamsReadWrite {
 		out = bytesToLatin1(out) // valid UTF-8 by construction
 	}
 	dst := (*cval)(unsafe.Pointer(results))

@@ -21,9 +21,10 @@ type Component struct {
 	ptr    *C.wasmtime_component_t
 	engine *Engine
 	digest [32]byte // sha256 of the component binary; zero when deserialized
-	// fastStreams: the binary was rewritten for the streams byte fast path,
-	// so host functions of wasi:io/streams see latin1 strings for bytes.
-	fastStreams bool
+	// streams: how the binary was rewritten for the streams byte fast
+	// path, so host functions of wasi:io/streams see latin1 strings for
+	// bytes (rewrite.go).
+	streams streamsMode
 	// imports is read once: instantiation matches it against the linker.
 	importsOnce sync.Once
 	imports     []Import
@@ -55,12 +56,12 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 	if e.cfg.CacheDir != "" {
 		return e.compileCached(wasm, digest)
 	}
-	code, fast := e.rewrite(wasm)
+	code, mode := e.rewrite(wasm)
 	c, err := e.compile(code, digest)
 	if err != nil {
 		return nil, err
 	}
-	c.fastStreams = fast
+	c.streams = mode
 	return c, nil
 }
 
@@ -248,9 +249,9 @@ func (c *Component) readItems(imports bool) []Import {
 // cache dir it is Compile(load()).
 func (e *Engine) CompileFrom(id [32]byte, load func() ([]byte, error)) (*Component, error) {
 	if e.cfg.CacheDir != "" {
-		if c, fast := e.loadCached(e.cfg.CacheDir, e.cacheKey(id)); c != nil {
+		if c, mode := e.loadCached(e.cfg.CacheDir, e.cacheKey(id)); c != nil {
 			c.digest = id
-			c.fastStreams = fast
+			c.streams = mode
 			return c, nil
 		}
 	}
@@ -265,9 +266,9 @@ func (e *Engine) CompileFrom(id [32]byte, load func() ([]byte, error)) (*Compone
 }
 
 // rewrite applies the streams fast path unless the engine turned it off.
-func (e *Engine) rewrite(wasm []byte) ([]byte, bool) {
+func (e *Engine) rewrite(wasm []byte) ([]byte, streamsMode) {
 	if e.cfg.SlowStreams {
-		return wasm, false
+		return wasm, streamsSlow
 	}
 	return rewriteStreams(wasm)
 }

@@ -117,7 +117,7 @@ func (l *Linker) Close() error {
 type binding struct {
 	name    string
 	defined string // the name the definitions were given
-	latin1  bool   // bytes arrive and leave as latin1 strings (rewrite.go)
+	streams streamsMode // bytes cross as latin1 strings (rewrite.go)
 }
 
 // plan matches the component's imports to definitions, naming every import
@@ -156,7 +156,7 @@ func (l *Linker) plan(c *Component) ([]binding, error) {
 				missing = append(missing, fmt.Sprintf("resource %q in %q", r, imp.Name))
 			}
 		}
-		out = append(out, binding{name: imp.Name, defined: def, latin1: c.fastStreams && fastStreams(imp.Name)})
+		out = append(out, binding{name: imp.Name, defined: def, streams: bindingMode(c, imp.Name)})
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: the component imports %s, which the host does not provide",
@@ -183,7 +183,7 @@ func (l *Linker) linkerFor(c *Component) (*builtLinker, error) {
 	}
 	keys := make([]string, len(plan))
 	for i, b := range plan {
-		keys[i] = fmt.Sprintf("%s=%s/%t", b.name, b.defined, b.latin1)
+		keys[i] = fmt.Sprintf("%s=%s/%d", b.name, b.defined, b.streams)
 	}
 	sort.Strings(keys)
 	key := strings.Join(keys, "\n")
@@ -201,12 +201,12 @@ func (l *Linker) linkerFor(c *Component) (*builtLinker, error) {
 func (l *Linker) build(plan []binding) (*builtLinker, error) {
 	ptr := C.wasmtime_component_linker_new(l.engine.ptr)
 	root := C.wasmtime_component_linker_root(ptr)
-	err := defineFuncs(root, l.root, nil, false)
+	err := defineFuncs(root, l.root, nil, streamsSlow)
 	for _, b := range plan {
 		if err != nil {
 			break
 		}
-		err = defineInstance(root, b.name, l.root.children[b.defined], []string{b.name}, b.latin1)
+		err = defineInstance(root, b.name, l.root.children[b.defined], []string{b.name}, b.streams)
 	}
 	C.wasmtime_component_linker_instance_delete(root)
 	if err != nil {
@@ -220,7 +220,7 @@ func (l *Linker) build(plan []binding) (*builtLinker, error) {
 }
 
 func defineInstance(parent *C.wasmtime_component_linker_instance_t, name string, n *linkNode, path []string,
-	latin1 bool) error {
+	streams streamsMode) error {
 	var li *C.wasmtime_component_linker_instance_t
 	p, len_ := strPtr(name)
 	err := takeError(C.wasmtime_component_linker_instance_add_instance(parent, p, len_, &li))
@@ -229,18 +229,18 @@ func defineInstance(parent *C.wasmtime_component_linker_instance_t, name string,
 		return fmt.Errorf("define instance %q: %w", name, err)
 	}
 	defer C.wasmtime_component_linker_instance_delete(li)
-	if err := defineFuncs(li, n, path, latin1); err != nil {
+	if err := defineFuncs(li, n, path, streams); err != nil {
 		return err
 	}
 	for _, child := range sortedKeys(n.children) {
-		if err := defineInstance(li, child, n.children[child], append(path, child), false); err != nil {
+		if err := defineInstance(li, child, n.children[child], append(path, child), streamsSlow); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path []string, latin1 bool) error {
+func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path []string, streams streamsMode) error {
 	for _, name := range sortedKeys(n.resources) {
 		def := n.resources[name]
 		h := cgo.NewHandle(&hostResource{name: qualify(path, name), dtor: def.dtor})
@@ -252,7 +252,7 @@ func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path [
 		}
 	}
 	for _, name := range sortedKeys(n.funcs) {
-		h := cgo.NewHandle(&hostFunc{name: qualify(path, name), fn: n.funcs[name], latin1: latin1})
+		h := cgo.NewHandle(&hostFunc{name: qualify(path, name), fn: n.funcs[name], streams: streams})
 		p, len_ := strPtr(name)
 		err := takeError(C.mur_add_func(li, p, len_, C.uintptr_t(h)))
 		runtime.KeepAlive(name)
@@ -265,8 +265,8 @@ func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path [
 
 type hostFunc struct {
 	name   string
-	fn     HostFunc
-	latin1 bool
+	fn      HostFunc
+	streams streamsMode
 }
 
 type hostResource struct {

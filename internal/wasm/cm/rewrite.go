@@ -13,17 +13,48 @@ import (
 // wasmtime's C API moves a list<u8> as one C value and one Rust value per
 // byte (a few MB/s), but a string as one buffer. So, before compiling a
 // guest, cm rewrites the types of the wasi:io/streams instance it imports:
-// every list<u8> defined there becomes string, and every canon lower of a
-// function from that instance gets string-encoding=latin1+utf16. Both have
-// the same core ABI ((ptr, len), alignment 4), so the guest's code is
-// untouched; with latin1 each guest byte is one char U+0000–U+00FF, so any
-// bytes are valid. Host functions serving that instance see the bytes again
-// (bytesFromLatin1 on arguments, bytesToLatin1 on results), so the host
-// code is the same either way. wasi:io/streams has no genuine string or
-// other list in its functions, which is what makes the swap exact.
+// every list<u8> a function of that instance takes (write's contents) or
+// returns (read's result<list<u8>, stream-error>) becomes string, and every
+// canon lower of a function from that instance gets
+// string-encoding=latin1+utf16. Both have the same core ABI ((ptr, len),
+// alignment 4), so the guest's code is untouched; with latin1 each guest
+// byte is one char U+0000–U+00FF, so any bytes are valid. Host functions
+// serving that instance see bytes (bytesFromLatin1 on arguments,
+// bytesToLatin1 on results), so the host code is the same either way.
+//
+// Lowering a latin1+utf16 result asks the guest's realloc for the string's
+// UTF-8 length first (up to twice the bytes) with alignment 2 and shrinks
+// afterwards. A general allocator takes that, but the preview1 adapter's
+// cabi_import_realloc places one allocation straight into the caller's
+// read buffer and refuses both: it traps on non-ASCII data and misplaces a
+// read into an odd buffer. So when a read function is lowered with that
+// allocator, results keep list<u8> (reads take the slow path) and only
+// writes are rewritten. Lifting a write's string from an odd address is
+// fine with this wasmtime (streams_test.go writes from one).
 //
 // The rewrite walks only the outer component's sections; anything it does
 // not understand leaves the binary unchanged (the slow path still works).
+
+// adapterRealloc is the preview1 adapter's import allocator (see above).
+const adapterRealloc = "cabi_import_realloc"
+
+// streamsMode says how a component was rewritten.
+type streamsMode uint8
+
+const (
+	streamsSlow      streamsMode = iota // not rewritten
+	streamsWrites                       // list<u8> parameters only
+	streamsReadWrite                    // parameters and read results
+)
+
+// bindingMode is how the host functions serving import name of c convert
+// bytes.
+func bindingMode(c *Component, name string) streamsMode {
+	if !fastStreams(name) {
+		return streamsSlow
+	}
+	return c.streams
+}
 
 // fastStreams reports whether an import is a wasi:io/streams 0.2 instance.
 func fastStreams(name string) bool {
@@ -238,24 +269,33 @@ func (r *reader) sort() byte {
 	return s
 }
 
-// alias returns its sort and, for an instance-export alias, the instance
-// index and export name.
-func (r *reader) alias() (sort byte, inst uint32, name string, isExport bool) {
-	sort = r.sort()
+// aliasDecl is what the rewrite needs of an alias: its sort (coreSort for
+// core sorts, when sort is 0x00) and, for an export alias, the instance and
+// name (core says it is a core instance's export).
+type aliasDecl struct {
+	sort, coreSort byte
+	inst           uint32
+	name           string
+	export, core   bool
+}
+
+func (r *reader) alias() aliasDecl {
+	a := aliasDecl{sort: r.byte_()}
+	if a.sort == 0x00 {
+		a.coreSort = r.byte_()
+	}
 	switch r.byte_() {
 	case 0x00:
-		inst, name = r.u32(), r.str()
-		return sort, inst, name, true
+		a.inst, a.name, a.export = r.u32(), r.str(), true
 	case 0x01:
-		r.u32()
-		r.str()
+		a.inst, a.name, a.export, a.core = r.u32(), r.str(), true, true
 	case 0x02:
 		r.u32()
 		r.u32()
 	default:
 		panic(errRewrite)
 	}
-	return sort, 0, "", false
+	return a
 }
 
 type patch struct {
@@ -275,18 +315,18 @@ type funcOrigin struct {
 }
 
 // rewriteStreams returns the component with the wasi:io/streams byte fast
-// path applied, and whether anything changed.
-func rewriteStreams(wasm []byte) (out []byte, changed bool) {
+// path applied, and how.
+func rewriteStreams(wasm []byte) (out []byte, mode streamsMode) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errRewrite {
 				panic(r)
 			}
-			out, changed = wasm, false
+			out, mode = wasm, streamsSlow
 		}
 	}()
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || wasm[6] != 0x01 || wasm[7] != 0x00 {
-		return wasm, false
+		return wasm, streamsSlow
 	}
 	r := &reader{b: wasm, pos: 8}
 	var (
@@ -295,6 +335,7 @@ func rewriteStreams(wasm []byte) (out []byte, changed bool) {
 		instances []string
 		streamsTy = map[int]int{} // instance index -> offset of its instance type
 		funcs     []funcOrigin
+		coreFuncs []string // per core func index: the core export it aliases, or ""
 		lowers    []struct{ optsStart, optsEnd, fn int }
 	)
 	for r.pos < len(wasm) {
@@ -322,12 +363,20 @@ func rewriteStreams(wasm []byte) (out []byte, changed bool) {
 			})
 		case 6: // alias
 			sr.vec(func() {
-				sort, inst, name, isExport := sr.alias()
-				switch sort {
+				a := sr.alias()
+				switch a.sort {
+				case 0x00:
+					if a.coreSort == 0x00 {
+						name := ""
+						if a.core {
+							name = a.name
+						}
+						coreFuncs = append(coreFuncs, name)
+					}
 				case 0x01:
 					o := funcOrigin{inst: -1}
-					if isExport {
-						o = funcOrigin{inst: int(inst), name: name, export: true}
+					if a.export && !a.core {
+						o = funcOrigin{inst: int(a.inst), name: a.name, export: true}
 					}
 					funcs = append(funcs, o)
 				case 0x03:
@@ -360,8 +409,10 @@ func rewriteStreams(wasm []byte) (out []byte, changed bool) {
 					os := sr.pos
 					sr.opts()
 					lowers = append(lowers, struct{ optsStart, optsEnd, fn int }{os, sr.pos, fn})
+					coreFuncs = append(coreFuncs, "")
 				case 0x02, 0x03, 0x04, 0x07: // resource.new/drop/rep
 					sr.u32()
+					coreFuncs = append(coreFuncs, "")
 				default:
 					panic(errRewrite)
 				}
@@ -408,29 +459,64 @@ func rewriteStreams(wasm []byte) (out []byte, changed bool) {
 		r.pos = start + size
 	}
 
+	if len(streamsTy) == 0 {
+		return wasm, streamsSlow
+	}
 	var patches []patch
-	targets := map[int]bool{}
-	for inst, pos := range streamsTy {
-		targets[inst] = true
-		patches = append(patches, listU8Patches(wasm, pos)...)
-	}
-	if len(targets) == 0 {
-		return wasm, false
-	}
+	adapter := map[int]bool{} // streams instances lowered with the adapter's realloc
 	for _, lw := range lowers {
 		if lw.fn >= len(funcs) {
 			panic(errRewrite)
 		}
 		o := funcs[lw.fn]
-		if !o.export || !targets[o.inst] {
+		if _, ok := streamsTy[o.inst]; !o.export || !ok {
 			continue
 		}
-		patches = append(patches, patch{lw.optsStart, lw.optsEnd, latin1Opts(wasm[lw.optsStart:lw.optsEnd])})
+		opts := wasm[lw.optsStart:lw.optsEnd]
+		if ra, ok := reallocOpt(opts); ok && (int(ra) >= len(coreFuncs) || coreFuncs[ra] == adapterRealloc) {
+			adapter[o.inst] = true
+		}
+		patches = append(patches, patch{lw.optsStart, lw.optsEnd, latin1Opts(opts)})
 	}
+	mode = streamsReadWrite
+	for inst := range streamsTy {
+		if adapter[inst] {
+			mode = streamsWrites
+		}
+	}
+	var params, results []patch
+	for _, pos := range streamsTy {
+		p, r := streamsTypePatches(wasm, pos, mode == streamsReadWrite)
+		params, results = append(params, p...), append(results, r...)
+	}
+	switch {
+	case len(params) == 0 && len(results) == 0:
+		return wasm, streamsSlow
+	case len(results) == 0:
+		mode = streamsWrites
+	}
+	patches = append(append(patches, params...), results...)
 	if len(patches) == 0 {
-		return wasm, false
+		return wasm, streamsSlow
 	}
-	return applyPatches(wasm, sections, patches), true
+	return applyPatches(wasm, sections, patches), mode
+}
+
+// reallocOpt returns the core func index of a canon realloc option.
+func reallocOpt(opts []byte) (idx uint32, ok bool) {
+	r := &reader{b: opts}
+	r.vec(func() {
+		switch r.byte_() {
+		case 0x00, 0x01, 0x02, 0x06:
+		case 0x04:
+			idx, ok = r.u32(), true
+		case 0x03, 0x05, 0x07:
+			r.u32()
+		default:
+			panic(errRewrite)
+		}
+	})
+	return idx, ok
 }
 
 func (r *reader) opts() {
@@ -445,30 +531,40 @@ func (r *reader) opts() {
 	})
 }
 
-// listU8Patches finds, in the instance type at pos, the type declarations
-// that are exactly list<u8> and turns each into string. If the instance
-// type exports one of them by name (so the list type could be used outside
-// the streams functions), nothing is patched.
-func listU8Patches(wasm []byte, pos int) []patch {
+// streamsTypePatches finds, in the instance type at pos, the list<u8>
+// parameters of its functions and (with reads) the result types whose ok
+// case is a list<u8>, and turns each into string. Patches are made where
+// the list is used, not on the list<u8> declaration, so reads and writes
+// are independent. Results are not patched if such a result type is a
+// parameter of a function or is exported by name (it could be used
+// outside the streams functions).
+func streamsTypePatches(wasm []byte, pos int, reads bool) (params, results []patch) {
 	r := &reader{b: wasm, pos: pos}
 	if r.byte_() != 0x42 {
 		panic(errRewrite)
 	}
-	var out []patch
+	listU8 := map[uint32]bool{}
 	patched := map[uint32]bool{}
 	var types uint32 // the instance type's local type index space
 	r.vec(func() {
 		switch r.peek() {
 		case 0x01:
-			if r.pos+2 < len(wasm) && wasm[r.pos+1] == 0x70 && wasm[r.pos+2] == 0x7d {
-				out = append(out, patch{r.pos + 1, r.pos + 3, []byte{0x73}})
-				patched[types] = true
+			switch at := r.pos + 1; {
+			case at+1 < len(wasm) && wasm[at] == 0x70 && wasm[at+1] == 0x7d:
+				listU8[types] = true
+			case reads && at < len(wasm) && wasm[at] == 0x6a:
+				if p, ok := okCaseListPatch(wasm, at, listU8); ok {
+					results = append(results, p)
+					patched[types] = true
+				}
+			case at < len(wasm) && (wasm[at] == 0x40 || wasm[at] == 0x43):
+				params = append(params, paramPatches(wasm, at, listU8, patched)...)
 			}
 			types++
 			r.instancedecl()
 		case 0x02:
 			r.pos++
-			if sort, _, _, _ := r.alias(); sort == 0x03 {
+			if a := r.alias(); a.sort == 0x03 {
 				types++
 			}
 		case 0x04:
@@ -487,6 +583,46 @@ func listU8Patches(wasm []byte, pos int) []patch {
 			}
 		default:
 			r.instancedecl()
+		}
+	})
+	return params, results
+}
+
+// okCaseListPatch: for the result type at pos, a patch turning its ok case
+// into string when that case is a type index in listU8.
+func okCaseListPatch(wasm []byte, pos int, listU8 map[uint32]bool) (patch, bool) {
+	r := &reader{b: wasm, pos: pos + 1}
+	if r.byte_() != 0x01 {
+		return patch{}, false
+	}
+	start := r.pos
+	if c := r.peek(); c&0x80 == 0 && c >= 0x40 {
+		return patch{}, false // a primitive
+	}
+	if !listU8[r.u32()] {
+		return patch{}, false
+	}
+	return patch{start, r.pos, []byte{0x73}}, true
+}
+
+// paramPatches returns patches turning the list<u8> parameters of the
+// function type at pos into string, and refuses the rewrite when it takes
+// a patched result type.
+func paramPatches(wasm []byte, pos int, listU8, patched map[uint32]bool) []patch {
+	var out []patch
+	r := &reader{b: wasm, pos: pos + 1}
+	r.vec(func() {
+		r.str()
+		if c := r.peek(); c&0x80 == 0 && c >= 0x40 {
+			r.pos++
+			return
+		}
+		start := r.pos
+		switch idx := r.u32(); {
+		case patched[idx]:
+			panic(errRewrite)
+		case listU8[idx]:
+			out = append(out, patch{start, r.pos, []byte{0x73}})
 		}
 	})
 	return out
@@ -629,6 +765,9 @@ func latin1Decode(s string) []byte {
 }
 
 // latin1Encode makes the UTF-8 string whose chars are the bytes of b.
+// ASCII runs are copied a word at a time (stream data is mostly text);
+// other bytes go through a table without branching on the byte, which
+// binary data would mispredict half the time.
 func latin1Encode(b []byte) string {
 	high, i := 0, 0
 	for ; i+8 <= len(b); i += 8 {
@@ -637,7 +776,9 @@ func latin1Encode(b []byte) string {
 	for _, c := range b[i:] {
 		high += int(c >> 7)
 	}
-	out := make([]byte, len(b)+high)
+	// One byte of slack: every byte stores two, the second overwritten
+	// by the next unless the byte needed both.
+	out := make([]byte, len(b)+high+1)
 	n := 0
 	for i := 0; i < len(b); {
 		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&highBits == 0 {
@@ -645,14 +786,23 @@ func latin1Encode(b []byte) string {
 			i, n = i+8, n+8
 			continue
 		}
-		if c := b[i]; c < 0x80 {
-			out[n] = c
-			n++
-		} else {
-			out[n], out[n+1] = 0xc0|c>>6, 0x80|c&0x3f
-			n += 2
-		}
+		c := b[i]
+		binary.LittleEndian.PutUint16(out[n:], latin1UTF8[c])
+		n += 1 + int(c>>7)
 		i++
 	}
-	return unsafe.String(unsafe.SliceData(out), len(out))
+	return unsafe.String(unsafe.SliceData(out), n)
 }
+
+// latin1UTF8 holds each byte's UTF-8 as a char U+0000–U+00FF, little
+// endian: ASCII in the low byte, two bytes for the rest.
+var latin1UTF8 = func() (t [256]uint16) {
+	for c := range t {
+		if c < 0x80 {
+			t[c] = uint16(c)
+		} else {
+			t[c] = uint16(0xc0|c>>6) | uint16(0x80|c&0x3f)<<8
+		}
+	}
+	return t
+}()

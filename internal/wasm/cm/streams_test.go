@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
-// streamsHost serves the streams.wat import: write checks it got the
-// guest's bytes (0, 1, … 255, 0, 1, …) and read returns every byte value.
+// streamsHost serves the streams.wat import: write checks it got a run of
+// the guest's bytes (each one more than the last, wrapping) and read
+// returns every byte value.
 func streamsHost(e *Engine, chunk []byte, bad *error) *Linker {
 	l := e.NewLinker()
 	path := []string{"wasi:io/streams@0.2.6"}
@@ -21,8 +24,10 @@ func streamsHost(e *Engine, chunk []byte, bad *error) *Linker {
 		if !ok {
 			return Val{}, fmt.Errorf("write got %s, want bytes", args[0].Kind())
 		}
-		if *bad == nil && !bytes.Equal(b, chunk[:len(b)]) {
-			*bad = fmt.Errorf("write got % x…, want % x…", b[:min(8, len(b))], chunk[:8])
+		for i := 1; i < len(b) && *bad == nil; i++ {
+			if b[i] != b[i-1]+1 {
+				*bad = fmt.Errorf("write got % x at %d", b[i-1:i+1], i-1)
+			}
 		}
 		return U32(uint32(len(b))), nil
 	})
@@ -41,12 +46,24 @@ func counting(n int) []byte {
 }
 
 func TestStreamsFastPath(t *testing.T) {
-	for _, slow := range []bool{false, true} {
-		t.Run(fmt.Sprintf("slow=%t", slow), func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		slow    bool
+		adapter bool
+	}{{"fast", false, false}, {"slow", true, false}, {"adapter-realloc", false, true}} {
+		slow := tc.slow
+		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t, Config{SlowStreams: slow})
 			c := fixture(t, e, "streams.wat")
-			if c.fastStreams == slow {
-				t.Fatalf("fastStreams = %t with SlowStreams %t", c.fastStreams, slow)
+			if tc.adapter {
+				var err error
+				if c, err = e.CompileText(adapterStreams(t)); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+			}
+			if (c.streams != streamsSlow) == slow {
+				t.Fatalf("streams mode %d with SlowStreams %t", c.streams, slow)
 			}
 			chunk := counting(64 << 10)
 			var bad error
@@ -58,14 +75,16 @@ func TestStreamsFastPath(t *testing.T) {
 			pump, _ := inst.Func("pump")
 			drain, _ := inst.Func("drain")
 			for _, size := range []uint32{0, 1, 127, 128, 300, 4096} {
-				v, err := pump.Call(context.Background(), U32(3), U32(size))
-				if err != nil || bad != nil {
-					t.Fatalf("pump(3, %d): %v, %v", size, err, bad)
+				for _, off := range []uint32{0, 1} { // 1: from an odd address
+					v, err := pump.Call(context.Background(), U32(3), U32(size), U32(off))
+					if err != nil || bad != nil {
+						t.Fatalf("pump(3, %d, %d): %v, %v", size, off, err, bad)
+					}
+					if v.U64() != uint64(3*size) {
+						t.Fatalf("pump(3, %d, %d) wrote %d bytes", size, off, v.U64())
+					}
 				}
-				if v.U64() != uint64(3*size) {
-					t.Fatalf("pump(3, %d) wrote %d bytes", size, v.U64())
-				}
-				v, err = drain.Call(context.Background(), U32(2), U32(size))
+				v, err := drain.Call(context.Background(), U32(2), U32(size))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,29 +107,78 @@ func TestRewriteLeavesOtherComponents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, changed := rewriteStreams(wasm)
-		if changed || !bytes.Equal(out, wasm) {
+		out, mode := rewriteStreams(wasm)
+		if mode != streamsSlow || !bytes.Equal(out, wasm) {
 			t.Errorf("%s was rewritten", name)
 		}
 	}
 	for _, junk := range [][]byte{nil, []byte("\x00asm\x0d\x00\x01\x00\x07\xff"), []byte("\x00asm\x01\x00\x00\x00")} {
-		if out, changed := rewriteStreams(junk); changed || !bytes.Equal(out, junk) {
+		if out, mode := rewriteStreams(junk); mode != streamsSlow || !bytes.Equal(out, junk) {
 			t.Errorf("junk %q was rewritten", junk)
 		}
 	}
 }
 
-func TestLatin1RoundTrip(t *testing.T) {
-	b := counting(512)
-	v := bytesToLatin1(OK(Bytes(b)))
+func TestLatin1Encode(t *testing.T) {
+	mixed := append([]byte("plain ascii text, long enough for words "), counting(512)...)
+	v := bytesToLatin1(OK(Bytes(mixed)))
 	p, _ := v.Payload()
 	if p.Kind() != KindString {
 		t.Fatalf("bytesToLatin1 gave %s", p.Kind())
 	}
-	back, _ := bytesFromLatin1(v).Payload()
-	got, ok := back.Bytes()
-	if !ok || !bytes.Equal(got, b) {
-		t.Fatal("latin1 round trip changed the bytes")
+	checkLatin1(t, mixed, p.Str())
+}
+
+// checkLatin1 fails unless s is valid UTF-8 whose chars are b's bytes.
+func checkLatin1(t *testing.T, b []byte, s string) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Fatalf("latin1Encode(% x) is not UTF-8", b)
+	}
+	got := make([]byte, 0, len(b))
+	for _, r := range s {
+		got = append(got, byte(r))
+		if r > 0xff {
+			t.Fatalf("latin1Encode(% x) has char %U", b, r)
+		}
+	}
+	if !bytes.Equal(got, b) {
+		t.Fatalf("latin1Encode(% x) holds % x", b, got)
+	}
+}
+
+func FuzzLatin1Encode(f *testing.F) {
+	f.Add([]byte("hello"))
+	f.Add(counting(300))
+	f.Fuzz(func(t *testing.T, b []byte) { checkLatin1(t, b, latin1Encode(b)) })
+}
+
+// adapterStreams is streams.wat with its realloc exported under the
+// preview1 adapter's import allocator's name.
+func adapterStreams(t testing.TB) string {
+	text := strings.Replace(mustRead(t, "testdata/streams.wat"),
+		`(func (export "realloc")`, `(func (export "cabi_import_realloc")`, 1)
+	return strings.Replace(text, `(alias core export $libc "realloc"`, `(alias core export $libc "cabi_import_realloc"`, 1)
+}
+
+// TestRewriteAdapterLowering: a component whose read function is lowered
+// with the preview1 adapter's import allocator keeps list<u8> results
+// (that allocator takes neither the UTF-8-sized first allocation nor the
+// 2-aligned shrink latin1 lowering makes); its writes are still rewritten.
+func TestRewriteAdapterLowering(t *testing.T) {
+	wasm, err := Wat2Wasm(adapterStreams(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, mode := rewriteStreams(wasm); mode != streamsWrites {
+		t.Fatalf("mode %d for a component lowering reads with cabi_import_realloc, want writes only", mode)
+	}
+	plain, err := Wat2Wasm(mustRead(t, "testdata/streams.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, mode := rewriteStreams(plain); mode != streamsReadWrite {
+		t.Fatalf("mode %d for the fixture with its own realloc, want reads and writes", mode)
 	}
 }
 
@@ -129,8 +197,8 @@ func FuzzRewriteStreams(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		out, changed := rewriteStreams(wasm)
-		if !changed {
+		out, mode := rewriteStreams(wasm)
+		if mode == streamsSlow {
 			return
 		}
 		if c, err := e.Compile(wasm); err == nil {
@@ -168,9 +236,13 @@ func BenchmarkStreams(b *testing.B) {
 					}
 					f, _ := inst.Func(fn)
 					ctx := context.Background()
+					args := []Val{U32(chunks), U32(uint32(size))}
+					if dir == "write" {
+						args = append(args, U32(0))
+					}
 					b.SetBytes(int64(size * chunks))
 					for b.Loop() {
-						if _, err := f.Call(ctx, U32(chunks), U32(uint32(size))); err != nil || bad != nil {
+						if _, err := f.Call(ctx, args...); err != nil || bad != nil {
 							b.Fatal(err, bad)
 						}
 					}
@@ -182,8 +254,8 @@ func BenchmarkStreams(b *testing.B) {
 
 // TestRewriteRealGuests runs the streams rewrite on toolchain-built
 // components (Go via jco, JS via componentize-js) when MUR_GUEST_OUT names
-// a directory of them (make guests): each must be rewritten and still
-// compile.
+// a directory of them (make guests): a guest carrying the preview1 adapter
+// (Go) must be left alone, every other must be rewritten and still compile.
 func TestRewriteRealGuests(t *testing.T) {
 	dir := os.Getenv("MUR_GUEST_OUT")
 	if dir == "" {
@@ -200,9 +272,13 @@ func TestRewriteRealGuests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, changed := rewriteStreams(wasm)
-			if !changed {
-				t.Fatal("not rewritten: the guest's wasi:io/streams import was not recognised")
+			out, mode := rewriteStreams(wasm)
+			want := streamsReadWrite
+			if bytes.Contains(wasm, []byte(adapterRealloc)) {
+				want = streamsWrites // reads are lowered into the preview1 adapter's buffers
+			}
+			if mode != want {
+				t.Fatalf("rewrite mode %d, want %d", mode, want)
 			}
 			c, err := e.Compile(out)
 			if err != nil {
@@ -216,32 +292,46 @@ func TestRewriteRealGuests(t *testing.T) {
 // TestRewriteSkipsExportedByteType: when the streams instance type names
 // its list<u8> (so it could be used beyond the stream functions), the
 // component is left alone.
-func TestRewriteSkipsExportedByteType(t *testing.T) {
-	wasm, err := Wat2Wasm(`(component
+func TestRewriteModes(t *testing.T) {
+	tests := []struct {
+		name, decls string
+		want        streamsMode
+	}{
+		{"read result", `(type $bytes (list u8))
+    (type $res (result $bytes))
+    (export "read" (func (param "len" u64) (result $res)))`, streamsReadWrite},
+		{"write parameter only", `(type $bytes (list u8))
+    (export "write" (func (param "contents" $bytes) (result u32)))`, streamsWrites},
+		{"result type exported by name", `(type $bytes (list u8))
+    (type $res (result $bytes))
+    (export "res" (type (eq $res)))
+    (export "read" (func (param "len" u64) (result $res)))`, streamsSlow},
+		{"result type taken as a parameter", `(type $bytes (list u8))
+    (type $res (result $bytes))
+    (export "read" (func (param "len" u64) (result $res)))
+    (export "echo" (func (param "r" $res)))`, streamsSlow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wasm, err := Wat2Wasm(`(component
   (type $streams (instance
-    (type $bytes (list u8))
-    (export "bytes" (type (eq $bytes)))
-    (export "write" (func (param "contents" $bytes) (result u32)))
+    ` + tt.decls + `
   ))
   (import "wasi:io/streams@0.2.3" (instance $s (type $streams)))
 )`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, changed := rewriteStreams(wasm); changed {
-		t.Fatal("rewritten although the list<u8> type is exported by name")
-	}
-	plain, err := Wat2Wasm(`(component
-  (type $streams (instance
-    (type $bytes (list u8))
-    (export "write" (func (param "contents" $bytes) (result u32)))
-  ))
-  (import "wasi:io/streams@0.2.3" (instance $s (type $streams)))
-)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, changed := rewriteStreams(plain); !changed {
-		t.Fatal("the plain streams import was not rewritten")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, mode := rewriteStreams(wasm)
+			if mode != tt.want {
+				t.Fatalf("mode %d, want %d", mode, tt.want)
+			}
+			e := newEngine(t, Config{SlowStreams: true})
+			c, err := e.Compile(out)
+			if err != nil {
+				t.Fatalf("result does not compile: %v", err)
+			}
+			c.Close()
+		})
 	}
 }

@@ -1,5 +1,6 @@
 ;; Moves bytes through a wasi:io/streams-shaped import, the way guests use
-;; streams: pump(n, size) writes `size` bytes of its memory n times,
+;; streams: pump(n, size, off) writes `size` bytes of its memory from
+;; 0x20000+off n times (an odd off is a write from an odd address),
 ;; drain(n, size) reads n chunks; both return the byte sum seen, so a
 ;; mangled byte shows. The memory at 0x20000 holds every byte value.
 (component
@@ -38,13 +39,13 @@
         (local.set $n (i32.sub (local.get $n) (i32.const 1)))
         (br 0)))
       (local.get $t))
-    (func (export "pump") (param $n i32) (param $size i32) (result i64)
+    (func (export "pump") (param $n i32) (param $size i32) (param $off i32) (result i64)
       (local $t i64)
       (call $init)
       (block (loop
         (br_if 1 (i32.eqz (local.get $n)))
         (local.set $t (i64.add (local.get $t)
-          (i64.extend_i32_u (call $write (i32.const 0x20000) (local.get $size)))))
+          (i64.extend_i32_u (call $write (i32.add (i32.const 0x20000) (local.get $off)) (local.get $size)))))
         (local.set $n (i32.sub (local.get $n) (i32.const 1)))
         (br 0)))
       (local.get $t))
@@ -63,6 +64,6 @@
   (core instance $i (instantiate $m
     (with "libc" (instance $libc))
     (with "s" (instance (export "write" (func $write)) (export "read" (func $read))))))
-  (func (export "pump") (param "n" u32) (param "size" u32) (result u64) (canon lift (core func $i "pump")))
+  (func (export "pump") (param "n" u32) (param "size" u32) (param "off" u32) (result u64) (canon lift (core func $i "pump")))
   (func (export "drain") (param "n" u32) (param "size" u32) (result u64) (canon lift (core func $i "drain")))
 )
