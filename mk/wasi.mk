@@ -25,3 +25,11 @@ test-wasi-guests: guests
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run 'Guest' -v ./internal/wasi
 
 CI_TARGETS += test-wasi-guests
+
+# bench-wasi-guests: stream throughput through toolchain-built guests (Go
+# file read/write and HTTP body, JS HTTP body) and the WAT drain guest.
+.PHONY: bench-wasi-guests
+bench-wasi-guests: guests
+	MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh internal/wasi/testdata/probe-go
+	node internal/wasi/testdata/probe-js/build.mjs $(GUEST_OUT)/wasi-probe-js.wasm
+	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run '^$$' -bench 'Guest' -benchtime 3x ./internal/wasi

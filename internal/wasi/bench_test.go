@@ -203,3 +203,25 @@ func benchGuestOp(b *testing.B, g *guest, input string, size int) {
 		}
 	}
 }
+
+// BenchmarkGuestJSHTTPBody measures bytes per second of an HTTP response
+// body a JS guest (componentize-js) reads with fetch and arrayBuffer: its
+// allocator takes the streams fast path for reads. It needs MUR_GUEST_OUT.
+func BenchmarkGuestJSHTTPBody(b *testing.B) {
+	const size = 8 << 20
+	for _, kind := range []string{"text", "binary"} {
+		payload := streamPayload(kind, size)
+		b.Run(kind, func(b *testing.B) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Write(payload)
+			}))
+			defer srv.Close()
+			a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := loadGuest(b, "wasi-probe-js.wasm", Policy{Network: a})
+			benchGuestOp(b, g, "count:"+srv.URL+"/", size)
+		})
+	}
+}
