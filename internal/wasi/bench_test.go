@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -223,5 +225,73 @@ func BenchmarkGuestJSHTTPBody(b *testing.B) {
 			g := loadGuest(b, "wasi-probe-js.wasm", Policy{Network: a})
 			benchGuestOp(b, g, "count:"+srv.URL+"/", size)
 		})
+	}
+}
+
+// BenchmarkGuestInstantiate measures a fresh store + WASI context +
+// instantiation + one call of the tool's run export for toolchain-built
+// guests (a plain Go tool, a Go guest linking net/http, a JS guest), with
+// wasmtime's on-demand allocator and with pooling. The compiled component
+// comes from the compile cache, as in mur run. It needs MUR_GUEST_OUT.
+func BenchmarkGuestInstantiate(b *testing.B) {
+	for _, g := range []struct{ file, input string }{
+		{"echo-go.wasm", "hi"},
+		{"wasi-probe-go.wasm", `{"op":"env","arg":"X"}`},
+		{"echo-js.wasm", "hi"},
+	} {
+		for _, pooling := range []int{0, 8} {
+			b.Run(fmt.Sprintf("%s/pooling=%d", strings.TrimSuffix(g.file, ".wasm"), pooling), func(b *testing.B) {
+				wasm, err := os.ReadFile(filepath.Join(guestDir(b), g.file))
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := cm.NewEngine(cm.Config{CacheDir: guestCache(b), Pooling: pooling})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Close()
+				comp, err := e.Compile(wasm)
+				if err != nil {
+					b.Fatal(err)
+				}
+				l := e.NewLinker()
+				if err := defineGuestLinker(l); err != nil {
+					b.Fatal(err)
+				}
+				in := cm.Record(
+					cm.Field{Name: "data", Val: cm.Some(cm.String(g.input))},
+					cm.Field{Name: "log-path", Val: cm.None()},
+				)
+				ctx := context.Background()
+				var samples []time.Duration
+				for b.Loop() {
+					start := time.Now()
+					x, err := NewCtx(Policy{Workdir: b.TempDir()})
+					if err != nil {
+						b.Fatal(err)
+					}
+					s, err := e.NewStore(cm.Limits{MemoryBytes: 256 << 20}, x)
+					if err != nil {
+						b.Fatal(err)
+					}
+					inst, err := l.Instantiate(ctx, s, comp)
+					if err != nil {
+						b.Fatal(err)
+					}
+					run, err := inst.Func("murmur:tool/run@0.1.0", "run")
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := run.Call(ctx, in); err != nil {
+						b.Fatal(err)
+					}
+					s.Close()
+					x.Close()
+					samples = append(samples, time.Since(start))
+				}
+				sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+				b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "p50-ms")
+			})
+		}
 	}
 }

@@ -68,18 +68,8 @@ func loadGuest(t testing.TB, name string, pol Policy) *guest {
 		t.Fatal(err)
 	}
 	l := e.NewLinker()
-	if err := Define(l); err != nil {
+	if err := defineGuestLinker(l); err != nil {
 		t.Fatal(err)
-	}
-	// The tool world also imports murmur interfaces other areas serve;
-	// these guests never call them, so here they only refuse.
-	for _, f := range []struct{ iface, fn string }{
-		{"murmur:task/task@0.1.0", "request-input"},
-		{"murmur:text/chunks@0.1.0", "emit"},
-	} {
-		l.Func([]string{f.iface}, f.fn, func(*cm.Caller, []cm.Val) (cm.Val, error) {
-			return cm.Val{}, errors.New(f.iface + " is not served in wasi tests")
-		})
 	}
 	x, err := NewCtx(pol)
 	if err != nil {
@@ -100,6 +90,24 @@ func loadGuest(t testing.TB, name string, pol Policy) *guest {
 		t.Fatal(err)
 	}
 	return &guest{inst: inst, x: x, run: run}
+}
+
+// defineGuestLinker defines WASI on l, plus the murmur interfaces the tool
+// world also imports: other areas serve them and these guests never call
+// them, so here they only refuse.
+func defineGuestLinker(l *cm.Linker) error {
+	if err := Define(l); err != nil {
+		return err
+	}
+	for _, f := range []struct{ iface, fn string }{
+		{"murmur:task/task@0.1.0", "request-input"},
+		{"murmur:text/chunks@0.1.0", "emit"},
+	} {
+		l.Func([]string{f.iface}, f.fn, func(*cm.Caller, []cm.Val) (cm.Val, error) {
+			return cm.Val{}, errors.New(f.iface + " is not served in wasi tests")
+		})
+	}
+	return nil
 }
 
 // call runs the tool with input and returns its status and data.
