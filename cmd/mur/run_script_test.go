@@ -32,6 +32,7 @@ import (
 //	provider requests N        the double was asked exactly N times
 //	provider field I PATH      print request I's body at PATH (dot-separated keys and indexes)
 //	provider header I NAME     print request I's header NAME
+//	tracevar NAME EVENT KEY    set $NAME to KEY of the newest session's first EVENT line
 //	records                    set $RECORDS to the newest session's records directory
 //	result [-re] WANT          the newest session's out/result.txt is exactly WANT (or matches
 //	                           the regexp WANT in full)
@@ -48,6 +49,7 @@ func init() {
 	scriptCmds["records"] = cmdRecords
 	scriptCmds["result"] = cmdResult
 	scriptCmds["trace"] = cmdTrace
+	scriptCmds["tracevar"] = cmdTraceVar
 	scriptSetups = append(scriptSetups, setupGuests)
 }
 
@@ -299,7 +301,7 @@ func cmdProvider(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("request %s has no %s: %s", args[1], args[2], r.Raw)
 		}
-		fmt.Fprint(ts.Stdout(), text(v))
+		fmt.Fprintln(ts.Stdout(), text(v))
 	case args[0] == "header" && len(args) == 3 && !neg:
 		r := request(ts, s, args[1])
 		fmt.Fprintln(ts.Stdout(), strings.Join(r.Header.Values(args[2]), "\n"))
@@ -377,6 +379,36 @@ func cmdRecords(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("RECORDS", newestSession(ts))
 }
 
+func cmdTraceVar(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: tracevar NAME EVENT KEY")
+	}
+	for _, f := range traceLines(ts, args[1]) {
+		if v, ok := lookup(f, args[2]); ok {
+			ts.Setenv(args[0], text(v))
+			return
+		}
+	}
+	ts.Fatalf("tracevar: no %s line has %s", args[1], args[2])
+}
+
+// traceLines is the newest session's EVENT lines, their fields decoded.
+func traceLines(ts *testscript.TestScript, ev string) []map[string]any {
+	lines, err := trace.ReadFile(filepath.Join(newestSession(ts), "trace.jsonl"))
+	ts.Check(err)
+	var out []map[string]any
+	for _, l := range trace.Filter(lines, ev) {
+		fields := map[string]any{}
+		for k, raw := range l.Fields {
+			var v any
+			ts.Check(json.Unmarshal(raw, &v))
+			fields[k] = v
+		}
+		out = append(out, fields)
+	}
+	return out
+}
+
 func cmdResult(ts *testscript.TestScript, neg bool, args []string) {
 	re := len(args) == 2 && args[0] == "-re"
 	if neg || (len(args) != 1 && !re) {
@@ -407,21 +439,13 @@ func cmdTrace(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: trace [-count N] EVENT [KEY=VALUE|KEY~REGEXP|KEY|-KEY]...")
 	}
-	lines, err := trace.ReadFile(filepath.Join(newestSession(ts), "trace.jsonl"))
-	ts.Check(err)
 	conds := make([]func(map[string]any) error, len(args)-1)
 	for i, a := range args[1:] {
 		conds[i] = fieldCond(ts, a)
 	}
 	var matched int
 	var misses []string
-	for _, l := range trace.Filter(lines, args[0]) {
-		fields := map[string]any{}
-		for k, raw := range l.Fields {
-			var v any
-			ts.Check(json.Unmarshal(raw, &v))
-			fields[k] = v
-		}
+	for _, fields := range traceLines(ts, args[0]) {
 		var miss error
 		for _, c := range conds {
 			if miss = c(fields); miss != nil {
