@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -293,5 +294,37 @@ func TestGuestGoStreamsAnyBytes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGuestJSStreamsAnyBytes: a JS guest (componentize-js, whose allocator
+// takes the streams fast path for reads) receives text, binary and UTF-8
+// HTTP bodies byte for byte.
+func TestGuestJSStreamsAnyBytes(t *testing.T) {
+	bodies := map[string][]byte{
+		"text":   streamPayload("text", 100001),
+		"binary": streamPayload("binary", 100001),
+		"one":    {0xff},
+		"utf8":   []byte(strings.Repeat("naïve café — 東京 ", 999)),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bodies[strings.TrimPrefix(r.URL.Path, "/")])
+	}))
+	defer srv.Close()
+	a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := loadGuest(t, "wasi-probe-js.wasm", Policy{Network: a})
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) {
+			h := fnv.New32a()
+			h.Write(body)
+			want := fmt.Sprintf("%d %d", len(body), h.Sum32())
+			st, data := g.call(t, "fnv:"+srv.URL+"/"+name)
+			if st != "passed" || data != want {
+				t.Fatalf("guest read %s: %s %q, want %s", name, st, data, want)
+			}
+		})
 	}
 }
