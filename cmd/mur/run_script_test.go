@@ -26,8 +26,7 @@ import (
 //	[!exec:mur-guests] skip 'needs the components: make test-run-scripts'
 //
 //	runhome                    publish murmur/driver-openai and murmur/file-go into $HOME's store
-//	expand FILE...             replace $NAME and ${NAME} in each file with the script's env
-//	                           (a name the script has not set is left as ${NAME})
+//	expand FILE...             replace ${PROVIDER} and ${WORK} in each file with their values
 //	provider start SCRIPT      serve SCRIPT (providertest.ParseScript's JSON) on loopback; sets $PROVIDER
 //	provider requests N        the double was asked exactly N times
 //	provider field I PATH      print request I's body at PATH (dot-separated keys and indexes)
@@ -243,11 +242,12 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: expand FILE...")
 	}
-	// A name the script never set stays as written: manifests spell their
-	// credentials ${NAME} too, and those are mur's to resolve.
+	// Only the script's own addresses: manifests spell their credentials
+	// ${NAME} too, and those are mur's to resolve, even when the script
+	// sets NAME in the environment mur reads it from.
 	keep := func(name string) string {
-		if v := ts.Getenv(name); v != "" {
-			return v
+		if name == "PROVIDER" || name == "WORK" {
+			return ts.Getenv(name)
 		}
 		return "${" + name + "}"
 	}
