@@ -34,7 +34,8 @@ import (
 //	tracevar NAME EVENT KEY    set $NAME to KEY of the newest session's first EVENT line
 //	records                    set $RECORDS to the newest session's records directory
 //	result [-re] WANT          the newest session's out/result.txt is exactly WANT (or matches
-//	                           the regexp WANT in full)
+//	                           the regexp WANT in full); a WANT in double quotes is a Go
+//	                           string literal, for a newline
 //	trace [-count N] EVENT [KEY=VALUE|KEY~REGEXP|KEY|-KEY]...
 //	                           the newest session's trace.jsonl has a line (exactly N with
 //	                           -count) of EVENT whose fields match: =VALUE compares as JSON when
@@ -415,6 +416,9 @@ func cmdResult(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: result [-re] WANT")
 	}
 	want := args[len(args)-1]
+	if q, err := strconv.Unquote(want); err == nil && strings.HasPrefix(want, `"`) {
+		want = q
+	}
 	b, err := os.ReadFile(filepath.Join(newestSession(ts), "out", "result.txt"))
 	ts.Check(err)
 	got := string(b)
