@@ -61,8 +61,7 @@ func CountBytes(b []byte) int {
 	return Count(string(b))
 }
 
-// Warm does nothing: it is kept for callers that used it to load the
-// vocabulary ahead of the first count.
-//
-// Deprecated: the vocabulary is read in place and needs no loading.
+// Warm does nothing: the vocabulary is read in place and needs no loading.
+// It remains so that callers which warmed the old map-based vocabulary
+// compile; they can drop the call.
 func Warm() {}

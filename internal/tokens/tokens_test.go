@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -262,4 +263,26 @@ func FuzzCount(f *testing.F) {
 			t.Errorf("Count(%q) = %d, tiktoken-go says %d", s, got, want)
 		}
 	})
+}
+
+// TestNoReferenceInBuild keeps tiktoken-go (a 200k-entry map literal and a
+// regexp engine) out of every binary that counts tokens: only the tests
+// and the generator may import it.
+func TestNoReferenceInBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "tiktoken") || strings.Contains(dep, "regexp2") {
+			t.Errorf("package tokens depends on %s", dep)
+		}
+	}
 }
