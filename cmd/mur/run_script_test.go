@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -65,14 +66,15 @@ var runComponents = []struct{ dir, name string }{
 // compile cache every script's HOME links to, so each component is
 // compiled once rather than once per script.
 var guests struct {
-	once sync.Once
-	dir  string // $MUR_GUEST_OUT/.runscripts
-	err  error
+	once  sync.Once
+	dir   string // $MUR_GUEST_OUT/.runscripts
+	cache string // dir/cache-<digest of the packed components>
+	err   error
 }
 
 // guestDir prepares $MUR_GUEST_OUT/.runscripts once per process: the
 // packed components (rebuilt every run, so a rebuilt component is never
-// served stale), bin/mur-guests, and cache/. It returns "" when
+// served stale), bin/mur-guests, and the warm compile cache. It returns "" when
 // MUR_GUEST_OUT is unset.
 func guestDir() (string, error) {
 	out := os.Getenv("MUR_GUEST_OUT")
@@ -87,7 +89,7 @@ func guestDir() (string, error) {
 
 func prepareGuests(out string) (string, error) {
 	dir := filepath.Join(out, ".runscripts")
-	for _, d := range []string{"bin", "cache/wasm", "home", "src"} {
+	for _, d := range []string{"bin", "home", "src"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return "", err
 		}
@@ -125,6 +127,28 @@ func prepareGuests(out string) (string, error) {
 		if err := os.Rename(tmp, filepath.Join(dir, c.name+".mur.zip")); err != nil {
 			return "", err
 		}
+	}
+	// The compile cache lives beside the packages it was compiled from:
+	// one directory per set of packed components, so a rebuild starts a
+	// fresh cache and the stale one is removed rather than growing by a
+	// compiled driver per rebuild.
+	h := sha256.New()
+	for _, c := range runComponents {
+		b, err := os.ReadFile(filepath.Join(dir, c.name+".mur.zip"))
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
+	}
+	guests.cache = filepath.Join(dir, fmt.Sprintf("cache-%x", h.Sum(nil)[:6]))
+	old, _ := filepath.Glob(filepath.Join(dir, "cache-*"))
+	for _, o := range old {
+		if o != guests.cache {
+			os.RemoveAll(o)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(guests.cache, "wasm"), 0o755); err != nil {
+		return "", err
 	}
 	if err := warmCache(mur, dir); err != nil {
 		return "", err
@@ -172,7 +196,7 @@ func warmCache(mur, dir string) error {
 	if err := os.MkdirAll(capDir, 0o755); err != nil {
 		return err
 	}
-	if err := os.Symlink(filepath.Join(dir, "cache"), filepath.Join(home, ".murmur", "cache")); err != nil {
+	if err := os.Symlink(guests.cache, filepath.Join(home, ".murmur", "cache")); err != nil {
 		return err
 	}
 	prov, err := providertest.Serve(
@@ -231,7 +255,7 @@ func cmdRunHome(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.MkdirAll(filepath.Join(home, ".murmur"), 0o755))
 	// The compile cache is keyed by each component's verified identity and
 	// written by rename, so scripts share it safely.
-	ts.Check(os.Symlink(filepath.Join(dir, "cache"), filepath.Join(home, ".murmur", "cache")))
+	ts.Check(os.Symlink(guests.cache, filepath.Join(home, ".murmur", "cache")))
 	for _, c := range runComponents {
 		if err := ts.Exec("mur", "publish", filepath.Join(dir, c.name+".mur.zip"), "--scope", "murmur"); err != nil {
 			ts.Fatalf("runhome: mur publish %s: %v", c.name, err)

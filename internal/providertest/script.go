@@ -3,7 +3,9 @@ package providertest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -40,15 +42,20 @@ type ScriptCall struct {
 	Input string `json:"input"`
 }
 
-// ParseScript reads a JSON array of ScriptSteps. Unknown keys are
-// refused, so a misspelt field fails the test that wrote it rather than
-// being ignored.
+// ParseScript reads a JSON array of ScriptSteps. Unknown keys and
+// trailing data are refused, so a misspelt field fails the test that
+// wrote it rather than being ignored.
 func ParseScript(b []byte) ([]Step, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var raw []ScriptStep
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("provider script: %w", err)
+	}
+	// Anything after the array is a script cut and pasted wrong, not
+	// something to drop unread.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("provider script: data after the array of steps")
 	}
 	steps := make([]Step, len(raw))
 	for i, s := range raw {
