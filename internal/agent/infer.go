@@ -72,6 +72,12 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		// cancel during a wait.
 		var ref *spend.Refusal
 		if errors.As(resErr, &ref) {
+			if f != nil {
+				// A retry refused: the call still keeps its record, with
+				// what its attempts cost, before the refusal's own lines.
+				l.failureLine(line, f)
+				t.out.InputTokens += f.charged
+			}
 			return Response{}, l.refused(t, ref)
 		}
 		if o := l.ctxOutcome(ctx, t); o != nil {
@@ -81,12 +87,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		return Response{}, &o
 	}
 	if f != nil {
-		line["error"] = f.msg
-		line["charged"] = f.charged
-		if f.status > 0 {
-			line["http_status"] = f.status
-		}
-		l.emit("inference", line)
+		l.failureLine(line, f)
 		t.out.Turns = turnNo
 		if o := l.ctxOutcome(ctx, t); o != nil {
 			return Response{}, o
@@ -207,8 +208,11 @@ type success struct {
 
 // attempts runs the call, retrying transient failures. It returns the
 // success, or the final failure with the attempt count and retry stop, or
-// an error for a spend refusal or a cancelled wait.
+// an error for a spend refusal or a cancelled wait. A refusal of a retry
+// comes with the failure of the attempt before it (charged what that
+// attempt cost), so the call still keeps its inference record.
 func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func() int64, line map[string]any) (*success, *failure, int, string, error) {
+	var last *failure
 	for attempt := 0; ; attempt++ {
 		need := l.Choice.OutputCap
 		if len(l.Ceilings) > 0 || l.latch != nil {
@@ -218,12 +222,12 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 		if l.latch != nil {
 			r := *l.latch
 			r.Latched, r.Needed = true, need
-			return nil, nil, attempt, "", &r
+			return nil, last, attempt, "", &r
 		}
 		if len(l.Ceilings) > 0 {
 			r, err := spend.Admit(need, l.Ceilings...)
 			if err != nil {
-				return nil, nil, attempt, "", err
+				return nil, last, attempt, "", err
 			}
 			res = r
 		}
@@ -244,10 +248,11 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 			}
 		}
 		f := classify(out, derr, l.now())
-		retry := f.transient && ctx.Err() == nil
-		// Charges: a retried attempt that failed on a provider status or
-		// a broken connection costs nothing; anything else is charged what
-		// any failed call is (the provider's report, else the input).
+		retry, stopped, wait := l.retryDecision(ctx, f, attempt)
+		// Charges: an attempt that is retried after failing on a provider
+		// status or a broken connection costs nothing; anything else,
+		// including the attempt a retry stop ends on, is charged what any
+		// failed call is (the provider's report, else the input).
 		charge := failedCharge(out, inputFn())
 		if retry && f.brokeOrStatus {
 			charge = 0
@@ -255,30 +260,12 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 		if res != nil {
 			res.Settle(charge)
 		}
+		f.charged = charge
 		if !retry {
 			t.out.InputTokens += charge
-			f.charged = charge
-			return nil, &f, attempt + 1, "", nil
+			return nil, &f, attempt + 1, stopped, nil
 		}
-		if attempt >= l.Retry.MaxRetries {
-			t.out.InputTokens += charge
-			f.charged = charge
-			return nil, &f, attempt + 1, StoppedMaxRetries, nil
-		}
-		wait := backoff(l.Retry, attempt, l.Rand)
-		if f.hasRetryAfter {
-			if f.retryAfter > time.Duration(l.Retry.MaxDelayMs)*time.Millisecond {
-				t.out.InputTokens += charge
-				f.charged = charge
-				return nil, &f, attempt + 1, StoppedRetryAfter, nil
-			}
-			wait = f.retryAfter
-		}
-		if !l.Deadline.IsZero() && !l.now().Add(wait).Before(l.Deadline) {
-			t.out.InputTokens += charge
-			f.charged = charge
-			return nil, &f, attempt + 1, StoppedDeadline, nil
-		}
+		last = &f
 		rl := map[string]any{"task_id": t.id, "turn": line["turn"], "attempt": attempt + 1, "wait_ms": wait.Milliseconds(), "error": f.msg}
 		if f.status > 0 {
 			rl["http_status"] = f.status
@@ -288,6 +275,38 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 			return nil, nil, attempt + 1, "", err
 		}
 	}
+}
+
+// failureLine writes a failed call's inference record.
+func (l *Loop) failureLine(line map[string]any, f *failure) {
+	line["error"] = f.msg
+	line["charged"] = f.charged
+	if f.status > 0 {
+		line["http_status"] = f.status
+	}
+	l.emit("inference", line)
+}
+
+// retryDecision says whether a failed attempt is retried, and if so after
+// what wait; if a transient failure is not retried, why (the retry stop).
+func (l *Loop) retryDecision(ctx context.Context, f failure, attempt int) (retry bool, stopped string, wait time.Duration) {
+	if !f.transient || ctx.Err() != nil {
+		return false, "", 0
+	}
+	if attempt >= l.Retry.MaxRetries {
+		return false, StoppedMaxRetries, 0
+	}
+	wait = backoff(l.Retry, attempt, l.Rand)
+	if f.hasRetryAfter {
+		if f.retryAfter > time.Duration(l.Retry.MaxDelayMs)*time.Millisecond {
+			return false, StoppedRetryAfter, 0
+		}
+		wait = f.retryAfter
+	}
+	if !l.Deadline.IsZero() && !l.now().Add(wait).Before(l.Deadline) {
+		return false, StoppedDeadline, 0
+	}
+	return true, "", wait
 }
 
 // failedCharge is what a failed call costs: the provider's request plus

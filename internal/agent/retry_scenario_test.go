@@ -77,6 +77,12 @@ func TestRetryClasses(t *testing.T) {
 			if _, ok := inf[0].Fields["charged"]; !ok {
 				t.Fatalf("inference line has no charged: %v", inf[0].Fields)
 			}
+			// A call that ends failed is charged its input alone; only an
+			// attempt that is retried after a provider status costs
+			// nothing, and a retry stop means the last one was not.
+			if tt.exit != 0 && inf[0].Int("charged") != inf[0].Int("input_tokens") {
+				t.Fatalf("failed call charged %d, want its input %d", inf[0].Int("charged"), inf[0].Int("input_tokens"))
+			}
 			if inf[0].String("retry_stopped") != tt.stopped {
 				t.Fatalf("retry_stopped %q", inf[0].String("retry_stopped"))
 			}

@@ -92,3 +92,38 @@ func TestRefusalLatchesLaterTasks(t *testing.T) {
 		t.Fatal("a latched session reached the provider")
 	}
 }
+
+// TestCeilingRefusesRetry: the spend ceiling refusing a retry ends the task
+// spend_ceiling_reached, and the call still keeps one inference record,
+// charged what its attempt cost (a stream broken after 200 is a transient
+// failure the driver marks, charged the request's estimate).
+func TestCeilingRefusesRetry(t *testing.T) {
+	steps := []providertest.Step{{Text: "a stream that breaks", BreakAfter: 2}, {Text: "ok"}}
+	probe := newRun(t, providertest.Anthropic, steps...)
+	probe.opts.Driver.(*providertest.Driver).Stream = true
+	probe.launch()
+	probe.wantCode(0)
+	est := probe.lines("inference")[0].Int("input_tokens")
+
+	r := newRun(t, providertest.Anthropic, steps...)
+	r.opts.Driver.(*providertest.Driver).Stream = true
+	// The first attempt (est + the 1000 cap) fits; after its charge the
+	// retry (another est + 1000) does not.
+	r.opts.Config.MaxSessionTokens = 2*est + 999
+	r.launch()
+	r.wantCode(1)
+	r.wantStderr("E-RUN-040", "status: spend_ceiling_reached")
+	if n := len(r.srv.Requests()); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+	inf := r.lines("inference")
+	if len(inf) != 1 {
+		t.Fatalf("%d inference lines, want the call's one record", len(inf))
+	}
+	if inf[0].Int("charged") != est || inf[0].String("retry_stopped") != "" {
+		t.Fatalf("inference record %v: want charged %d and no retry_stopped", inf[0].Fields, est)
+	}
+	if len(r.lines("inference_retry")) != 1 || len(r.lines("spend_ceiling_reached")) != 1 {
+		t.Fatal("want one inference_retry line and the refusal's line")
+	}
+}
