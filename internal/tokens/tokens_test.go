@@ -252,6 +252,30 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// TestGeneratedTableIsCurrent regenerates the table and compares it with
+// the embedded one byte for byte, so a change to the generator or the
+// format that was not followed by go generate fails here.
+func TestGeneratedTableIsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the generator")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out := filepath.Join(t.TempDir(), "o200k.bin")
+	if msg, err := exec.Command(gobin, "run", "./gen", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("go run ./gen: %v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != o200kBin {
+		t.Errorf("o200k.bin differs from what ./gen writes (%d vs %d bytes): run go generate ./internal/tokens", len(o200kBin), len(b))
+	}
+}
+
 func FuzzCount(f *testing.F) {
 	for _, tc := range corpus {
 		f.Add(tc.text)
