@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,8 @@ import (
 //	[!exec:mur-guests] skip 'needs the components: make test-run-scripts'
 //
 //	runhome                    publish murmur/driver-openai and murmur/file-go into $HOME's store
+//	exits N CMD ARGS...        exec CMD (stdout and stderr kept for the next checks) and
+//	                           require exit status N exactly: mur run's 1 and 2 differ
 //	expand FILE...             replace ${PROVIDER} and ${WORK} in each file with their values
 //	provider start SCRIPT      serve SCRIPT (providertest.ParseScript's JSON) on loopback; sets $PROVIDER
 //	provider requests N        the double was asked exactly N times
@@ -46,6 +49,7 @@ import (
 func init() {
 	scriptCmds["runhome"] = cmdRunHome
 	scriptCmds["expand"] = cmdExpand
+	scriptCmds["exits"] = cmdExits
 	scriptCmds["provider"] = cmdProvider
 	scriptCmds["records"] = cmdRecords
 	scriptCmds["result"] = cmdResult
@@ -260,6 +264,25 @@ func cmdRunHome(ts *testscript.TestScript, neg bool, args []string) {
 		if err := ts.Exec("mur", "publish", filepath.Join(dir, c.name+".mur.zip"), "--scope", "murmur"); err != nil {
 			ts.Fatalf("runhome: mur publish %s: %v", c.name, err)
 		}
+	}
+}
+
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N CMD ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
 }
 
