@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -30,9 +31,14 @@ import (
 //	runhome                    publish murmur/driver-openai and murmur/file-go into $HOME's store
 //	exits N CMD ARGS...        exec CMD (stdout and stderr kept for the next checks) and
 //	                           require exit status N exactly: mur run's 1 and 2 differ
+//	realmur                    put the mur command itself (go build ./cmd/mur, once per
+//	                           process) first on this script's PATH: the harness's mur runs
+//	                           cli.Main without main's signal handling, so a script that
+//	                           signals mur run needs the real one
 //	expand FILE...             replace ${PROVIDER} and ${WORK} in each file with their values
 //	provider start SCRIPT      serve SCRIPT (providertest.ParseScript's JSON) on loopback; sets $PROVIDER
 //	provider requests N        the double was asked exactly N times
+//	provider wait N            wait (up to 20s) until the double has been asked N times
 //	provider field I PATH      print request I's body at PATH (dot-separated keys and indexes)
 //	provider header I NAME     print request I's header NAME
 //	tracevar NAME EVENT KEY    set $NAME to KEY of the newest session's first EVENT line
@@ -40,15 +46,16 @@ import (
 //	result [-re] WANT          the newest session's out/result.txt is exactly WANT (or matches
 //	                           the regexp WANT in full); a WANT in double quotes is a Go
 //	                           string literal, for a newline
-//	trace [-count N] EVENT [KEY=VALUE|KEY~REGEXP|KEY|-KEY]...
+//	trace [-count N] [-wait] EVENT [KEY=VALUE|KEY~REGEXP|KEY|-KEY]...
 //	                           the newest session's trace.jsonl has a line (exactly N with
-//	                           -count) of EVENT whose fields match: =VALUE compares as JSON when
+//	                           -count; -wait polls up to 20s for it) of EVENT whose fields match: =VALUE compares as JSON when
 //	                           VALUE parses as JSON, else as a string; ~ matches a regexp
 //	                           against the value's text; KEY alone is present, -KEY absent.
 //	                           KEY is a dot path (retry.max_retries, instruction_files.0.status).
 func init() {
 	scriptCmds["runhome"] = cmdRunHome
 	scriptCmds["expand"] = cmdExpand
+	scriptCmds["realmur"] = cmdRealMur
 	scriptCmds["exits"] = cmdExits
 	scriptCmds["provider"] = cmdProvider
 	scriptCmds["records"] = cmdRecords
@@ -286,6 +293,34 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+var realMur struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func cmdRealMur(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: realmur")
+	}
+	dir, err := guestDir()
+	ts.Check(err)
+	if dir == "" {
+		ts.Fatalf("realmur: MUR_GUEST_OUT is unset; start the script with [!exec:mur-guests] skip")
+	}
+	realMur.once.Do(func() {
+		realMur.dir = filepath.Join(dir, "realbin")
+		// Built with this process's environment, so Go's own caches make
+		// it a link step rather than a build from nothing.
+		cmd := exec.Command("go", "build", "-o", filepath.Join(realMur.dir, "mur"), ".")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			realMur.err = fmt.Errorf("go build ./cmd/mur: %w\n%s", err, b)
+		}
+	})
+	ts.Check(realMur.err)
+	ts.Setenv("PATH", realMur.dir+string(filepath.ListSeparator)+ts.Getenv("PATH"))
+}
+
 func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: expand FILE...")
@@ -343,6 +378,18 @@ func cmdProvider(ts *testscript.TestScript, neg bool, args []string) {
 		if (got == want) == neg {
 			ts.Fatalf("provider saw %d requests; want %s%d", got, map[bool]string{true: "not ", false: ""}[neg], want)
 		}
+	case args[0] == "wait" && len(args) == 2 && !neg:
+		// A background mur run is signalled only once its request is in
+		// flight, so the signal lands where the script means it to.
+		want, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		deadline := time.Now().Add(20 * time.Second)
+		for len(s.Requests()) < want {
+			if time.Now().After(deadline) {
+				ts.Fatalf("provider wait: %d requests after 20s, want %d", len(s.Requests()), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	case args[0] == "field" && len(args) == 3 && !neg:
 		r := request(ts, s, args[1])
 		v, ok := lookup(r.Body, args[2])
@@ -354,7 +401,7 @@ func cmdProvider(ts *testscript.TestScript, neg bool, args []string) {
 		r := request(ts, s, args[1])
 		fmt.Fprintln(ts.Stdout(), strings.Join(r.Header.Values(args[2]), "\n"))
 	default:
-		ts.Fatalf("usage: provider start SCRIPT | [!] requests N | field I PATH | header I NAME")
+		ts.Fatalf("usage: provider start SCRIPT | [!] requests N | wait N | field I PATH | header I NAME")
 	}
 }
 
@@ -403,6 +450,12 @@ func text(v any) string {
 // newestSession is the records directory of the newest session under
 // $HOME/.murmur/records: ses_ ids sort by the time they were minted.
 func newestSession(ts *testscript.TestScript) string {
+	dir, err := findNewestSession(ts)
+	ts.Check(err)
+	return dir
+}
+
+func findNewestSession(ts *testscript.TestScript) (string, error) {
 	var best string
 	root := filepath.Join(ts.Getenv("HOME"), ".murmur", "records")
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -415,9 +468,9 @@ func newestSession(ts *testscript.TestScript) string {
 		return filepath.SkipDir
 	})
 	if best == "" {
-		ts.Fatalf("no session records under %s", root)
+		return "", fmt.Errorf("no session records under %s", root)
 	}
-	return best
+	return best, nil
 }
 
 func cmdRecords(ts *testscript.TestScript, neg bool, args []string) {
@@ -442,19 +495,33 @@ func cmdTraceVar(ts *testscript.TestScript, neg bool, args []string) {
 
 // traceLines is the newest session's EVENT lines, their fields decoded.
 func traceLines(ts *testscript.TestScript, ev string) []map[string]any {
-	lines, err := trace.ReadFile(filepath.Join(newestSession(ts), "trace.jsonl"))
+	out, err := readTrace(ts, ev)
 	ts.Check(err)
+	return out
+}
+
+func readTrace(ts *testscript.TestScript, ev string) ([]map[string]any, error) {
+	dir, err := findNewestSession(ts)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := trace.ReadFile(filepath.Join(dir, "trace.jsonl"))
+	if err != nil {
+		return nil, err
+	}
 	var out []map[string]any
 	for _, l := range trace.Filter(lines, ev) {
 		fields := map[string]any{}
 		for k, raw := range l.Fields {
 			var v any
-			ts.Check(json.Unmarshal(raw, &v))
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, err
+			}
 			fields[k] = v
 		}
 		out = append(out, fields)
 	}
-	return out
+	return out, nil
 }
 
 func cmdResult(ts *testscript.TestScript, neg bool, args []string) {
@@ -481,39 +548,59 @@ func cmdResult(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdTrace(ts *testscript.TestScript, neg bool, args []string) {
-	count := -1
-	if len(args) >= 2 && args[0] == "-count" {
-		n, err := strconv.Atoi(args[1])
-		ts.Check(err)
-		count, args = n, args[2:]
+	count, wait := -1, false
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "-wait":
+			wait, args = true, args[1:]
+		case args[0] == "-count" && len(args) >= 2:
+			n, err := strconv.Atoi(args[1])
+			ts.Check(err)
+			count, args = n, args[2:]
+		default:
+			ts.Fatalf("trace: unknown flag %s", args[0])
+		}
 	}
-	if len(args) == 0 {
-		ts.Fatalf("usage: trace [-count N] EVENT [KEY=VALUE|KEY~REGEXP|KEY|-KEY]...")
+	if len(args) == 0 || (wait && neg) {
+		ts.Fatalf("usage: trace [-count N] [-wait] EVENT [KEY=VALUE|KEY~REGEXP|KEY|-KEY]...")
 	}
 	conds := make([]func(map[string]any) error, len(args)-1)
 	for i, a := range args[1:] {
 		conds[i] = fieldCond(ts, a)
 	}
-	var matched int
-	var misses []string
-	for _, fields := range traceLines(ts, args[0]) {
-		var miss error
-		for _, c := range conds {
-			if miss = c(fields); miss != nil {
-				break
+	check := func() (ok bool, matched int, misses []string, err error) {
+		lines, err := readTrace(ts, args[0])
+		if err != nil {
+			return false, 0, nil, err
+		}
+		for _, fields := range lines {
+			var miss error
+			for _, c := range conds {
+				if miss = c(fields); miss != nil {
+					break
+				}
 			}
+			if miss == nil {
+				matched++
+				continue
+			}
+			b, _ := json.Marshal(fields)
+			misses = append(misses, fmt.Sprintf("  %v: %s", miss, b))
 		}
-		if miss == nil {
-			matched++
-			continue
+		ok = matched > 0
+		if count >= 0 {
+			ok = matched == count
 		}
-		b, _ := json.Marshal(fields)
-		misses = append(misses, fmt.Sprintf("  %v: %s", miss, b))
+		return ok, matched, misses, nil
 	}
-	ok := matched > 0
-	if count >= 0 {
-		ok = matched == count
+	ok, matched, misses, err := check()
+	// -wait reads a trace a background mur run is still writing: a
+	// session not begun yet, or a line not there yet, is tried again.
+	for deadline := time.Now().Add(20 * time.Second); wait && !ok && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		ok, matched, misses, err = check()
 	}
+	ts.Check(err)
 	if ok == neg {
 		want := "at least one"
 		if count >= 0 {
