@@ -38,7 +38,6 @@ import (
 //	expand FILE...             replace ${PROVIDER} and ${WORK} in each file with their values
 //	provider start SCRIPT      serve SCRIPT (providertest.ParseScript's JSON) on loopback; sets $PROVIDER
 //	provider requests N        the double was asked exactly N times
-//	provider wait N            wait (up to 20s) until the double has been asked N times
 //	provider field I PATH      print request I's body at PATH (dot-separated keys and indexes)
 //	provider header I NAME     print request I's header NAME
 //	tracevar NAME EVENT KEY    set $NAME to KEY of the newest session's first EVENT line
@@ -378,18 +377,6 @@ func cmdProvider(ts *testscript.TestScript, neg bool, args []string) {
 		if (got == want) == neg {
 			ts.Fatalf("provider saw %d requests; want %s%d", got, map[bool]string{true: "not ", false: ""}[neg], want)
 		}
-	case args[0] == "wait" && len(args) == 2 && !neg:
-		// A background mur run is signalled only once its request is in
-		// flight, so the signal lands where the script means it to.
-		want, err := strconv.Atoi(args[1])
-		ts.Check(err)
-		deadline := time.Now().Add(20 * time.Second)
-		for len(s.Requests()) < want {
-			if time.Now().After(deadline) {
-				ts.Fatalf("provider wait: %d requests after 20s, want %d", len(s.Requests()), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
 	case args[0] == "field" && len(args) == 3 && !neg:
 		r := request(ts, s, args[1])
 		v, ok := lookup(r.Body, args[2])
@@ -401,7 +388,7 @@ func cmdProvider(ts *testscript.TestScript, neg bool, args []string) {
 		r := request(ts, s, args[1])
 		fmt.Fprintln(ts.Stdout(), strings.Join(r.Header.Values(args[2]), "\n"))
 	default:
-		ts.Fatalf("usage: provider start SCRIPT | [!] requests N | wait N | field I PATH | header I NAME")
+		ts.Fatalf("usage: provider start SCRIPT | [!] requests N | field I PATH | header I NAME")
 	}
 }
 
