@@ -82,15 +82,41 @@ func at(s string, i int) (uint8, int) {
 	if b := s[i]; b < utf8.RuneSelf {
 		return asciiClass[b], 1
 	}
+	return atRune(s, i)
+}
+
+// atRune is at for a non-ASCII rune at s[i:].
+func atRune(s string, i int) (uint8, int) {
 	r, n := utf8.DecodeRuneInString(s[i:])
 	return classify(r), n
+}
+
+// run returns the end of the run at s[k:] of runes whose classes c have
+// c&mask == want. The loops that scan runs are most of the scanner's time,
+// so ASCII is classified here without a call.
+func run(s string, k int, mask, want uint8) int {
+	for k < len(s) {
+		if b := s[k]; b < utf8.RuneSelf {
+			if asciiClass[b]&mask != want {
+				return k
+			}
+			k++
+			continue
+		}
+		c, n := atRune(s, k)
+		if c&mask != want {
+			return k
+		}
+		k += n
+	}
+	return k
 }
 
 // isPrefix is [^\r\n\p{L}\p{N}], the optional rune before a word.
 func isPrefix(c uint8) bool { return c&(cLetter|cNumber|cNewline|cSkipped) == 0 }
 
-// isPunct is [^\s\p{L}\p{N}].
-func isPunct(c uint8) bool { return c&(cSpace|cLetter|cNumber|cSkipped) == 0 }
+// punctMask selects [^\s\p{L}\p{N}]: the runes with none of its classes.
+const punctMask = cSpace | cLetter | cNumber | cSkipped
 
 // nextPiece returns the end of the piece that starts at s[i:], i < len(s)
 // and s[i] not DEL. Every other rune starts some branch, so a piece is
@@ -136,9 +162,16 @@ func word(s string, i int, c uint8, n int) (int, bool) {
 		// it backs off to its last rune that is also lower (Lm, Lo, M),
 		// and the lower run is that one rune.
 		k, lastLower := st, -1
-		for {
-			c, n := at(s, k)
-			if n == 0 || c&cUpper == 0 {
+		for k < len(s) {
+			if b := s[k]; b < utf8.RuneSelf {
+				if asciiClass[b]&cUpper == 0 {
+					break
+				}
+				k++ // A-Z: upper only
+				continue
+			}
+			c, n := atRune(s, k)
+			if c&cUpper == 0 {
 				break
 			}
 			if c&cLower != 0 {
@@ -147,7 +180,7 @@ func word(s string, i int, c uint8, n int) (int, bool) {
 			k += n
 		}
 		if c, n := at(s, k); n > 0 && c&cLower != 0 {
-			return contraction(s, lowerRun(s, k)), true
+			return contraction(s, run(s, k, cLower, cLower)), true
 		}
 		if lastLower >= 0 {
 			return contraction(s, lastLower), true
@@ -155,30 +188,11 @@ func word(s string, i int, c uint8, n int) (int, bool) {
 	}
 	// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*
 	for _, st := range tries {
-		k := st
-		for {
-			c, n := at(s, k)
-			if n == 0 || c&cUpper == 0 {
-				break
-			}
-			k += n
-		}
-		if k > st {
-			return contraction(s, lowerRun(s, k)), true
+		if k := run(s, st, cUpper, cUpper); k > st {
+			return contraction(s, run(s, k, cLower, cLower)), true
 		}
 	}
 	return 0, false
-}
-
-// lowerRun returns the end of the run of [\p{Ll}\p{Lm}\p{Lo}\p{M}] at s[k:].
-func lowerRun(s string, k int) int {
-	for {
-		c, n := at(s, k)
-		if n == 0 || c&cLower == 0 {
-			return k
-		}
-		k += n
-	}
 }
 
 // contraction extends a word ending at e over (?i:'s|'t|'re|'ve|'m|'ll|'d).
@@ -216,14 +230,7 @@ func punct(s string, i int) (int, bool) {
 		k++
 	}
 	st := k
-	for {
-		c, n := at(s, k)
-		if n == 0 || !isPunct(c) {
-			break
-		}
-		k += n
-	}
-	if k == st {
+	if k = run(s, k, punctMask, 0); k == st {
 		return 0, false
 	}
 	for k < len(s) && (s[k] == '\r' || s[k] == '\n' || s[k] == '/') {
@@ -237,9 +244,14 @@ func punct(s string, i int) (int, bool) {
 func space(s string, i int) int {
 	// One pass over the run: its end, its first newline, its last rune.
 	k, firstNewline, lastRune := i, -1, i
-	for {
-		c, n := at(s, k)
-		if n == 0 || c&cSpace == 0 {
+	for k < len(s) {
+		c, n := uint8(0), 1
+		if b := s[k]; b < utf8.RuneSelf {
+			c = asciiClass[b]
+		} else {
+			c, n = atRune(s, k)
+		}
+		if c&cSpace == 0 {
 			break
 		}
 		if c&cNewline != 0 && firstNewline < 0 {
