@@ -16,13 +16,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/murmur/mur/sdk/go/driver"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 func init() { driver.Run(turn) }
@@ -32,16 +33,16 @@ func turn(c *driver.Call) (driver.Reply, error) {
 		return driver.Reply{}, fmt.Errorf("MURMUR_INFERENCE_ENDPOINT is not set: the driver has no gateway to reach its provider through")
 	}
 	// Translate the runtime's request into the provider's here.
-	req, err := http.NewRequest(http.MethodPost, c.Endpoint+"/v1/complete", bytes.NewReader(c.Request))
-	if err != nil {
-		return driver.Reply{}, fmt.Errorf("building the provider request: %w", err)
+	req := &wasihttp.Request{
+		Method: "POST",
+		URL:    c.Endpoint + "/v1/complete",
+		Header: wasihttp.Header{{"content-type", "application/json"}, {"accept", "text/event-stream"}},
+		Body:   bytes.NewReader(c.Request),
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
 	if c.Model != "" {
-		req.Header.Set("X-Model", c.Model)
+		req.Header = append(req.Header, [2]string{"x-model", c.Model})
 	}
-	resp, err := c.Client.Do(req)
+	resp, err := c.Send(context.Background(), req)
 	if err != nil {
 		return driver.Reply{}, fmt.Errorf("calling the provider: %w", err)
 	}

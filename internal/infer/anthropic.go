@@ -2,16 +2,15 @@ package infer
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/murmur/mur/sdk/go/driver"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 // AnthropicVersion is the Messages API version header the driver speaks.
@@ -57,7 +56,7 @@ func parseArtifactConfig(s string) (artifactConfig, error) {
 }
 
 // NewRequest implements Provider.
-func (a Anthropic) NewRequest(ctx context.Context, env Env, req Request, cfg Config, stream bool) (*http.Request, error) {
+func (a Anthropic) NewRequest(env Env, req Request, cfg Config, stream bool) (*wasihttp.Request, error) {
 	ac, err := parseArtifactConfig(env.ArtifactConfig)
 	if err != nil {
 		return nil, err
@@ -66,13 +65,13 @@ func (a Anthropic) NewRequest(ctx context.Context, env Env, req Request, cfg Con
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := postJSON(ctx, env.Endpoint+"/v1/messages", body, stream)
+	hreq, err := postJSON(env.Endpoint+"/v1/messages", body, stream)
 	if err != nil {
 		return nil, err
 	}
-	hreq.Header.Set("anthropic-version", AnthropicVersion)
+	hreq.Header = append(hreq.Header, [2]string{"anthropic-version", AnthropicVersion})
 	if beta != "" {
-		hreq.Header.Set("anthropic-beta", beta)
+		hreq.Header = append(hreq.Header, [2]string{"anthropic-beta", beta})
 	}
 	return hreq, nil
 }

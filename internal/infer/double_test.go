@@ -12,6 +12,7 @@ import (
 	"github.com/murmur/mur/internal/infer"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
 )
 
 func TestServeAgainstTheDouble(t *testing.T) {
@@ -23,7 +24,7 @@ func TestServeAgainstTheDouble(t *testing.T) {
 			t.Run(c.p.Name(), func(t *testing.T) {
 				srv := providertest.Start(t, providertest.Step{Text: "answer text here", Calls: []providertest.Call{{ID: "c1", Name: "f", Input: `{"a":1}`}}, InputTokens: 9, OutputTokens: 4})
 				var chunks []string
-				env := infer.Env{Endpoint: srv.URL + c.base, Client: http.DefaultClient, Emit: func(s string) error { chunks = append(chunks, s); return nil }}
+				env := infer.Env{Endpoint: srv.URL + c.base, Send: nethttp.FromClient(http.DefaultClient), Emit: func(s string) error { chunks = append(chunks, s); return nil }}
 				b, err := json.Marshal(map[string]any{
 					"format": infer.Format, "model": "m-1", "system": "sys",
 					"messages":   []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}}}},

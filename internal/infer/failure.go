@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 // maxBody bounds a non-streamed provider answer read into memory; a
@@ -30,12 +30,12 @@ func readAll(r io.Reader) ([]byte, error) {
 // httpFailure turns a non-2xx answer into a failed result: the summary is
 // the provider's own error text alone, and the metadata carries the
 // status, the retry headers verbatim and the driver's transient verdict.
-func httpFailure(p Provider, resp *http.Response) tool.Result {
+func httpFailure(p Provider, resp *wasihttp.Response) tool.Result {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	status := resp.StatusCode
 	transient := transientStatus(status) || p.Transient(status, body)
 	r := tool.Failed(errorMessage(body, resp.Status)).With(MetaHTTPStatus, strconv.Itoa(status))
-	if status == http.StatusUnauthorized {
+	if status == 401 {
 		r = r.With(MetaFailure, FailureCredential)
 	}
 	r = r.With(MetaTransient, strconv.FormatBool(transient))
@@ -50,9 +50,9 @@ func httpFailure(p Provider, resp *http.Response) tool.Result {
 // transientStatus is the spec's rule: 408, 429 and 5xx except 501 and 505.
 func transientStatus(status int) bool {
 	switch {
-	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests:
+	case status == 408, status == 429:
 		return true
-	case status == http.StatusNotImplemented, status == http.StatusHTTPVersionNotSupported:
+	case status == 501, status == 505:
 		return false
 	}
 	return status >= 500 && status <= 599

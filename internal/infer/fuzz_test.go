@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
 )
 
 // checkDecoded holds whatever a decoder accepted to the contract: a known
@@ -86,7 +87,7 @@ func FuzzServe(f *testing.F) {
 		if strings.HasPrefix(body, "data:") || strings.HasPrefix(body, "event:") {
 			ctype = "text/event-stream"
 		}
-		env := Env{Endpoint: "http://127.0.0.1:9", Client: &http.Client{Transport: answer(200, ctype, body)}}
+		env := Env{Endpoint: "http://127.0.0.1:9", Send: nethttp.FromClient(&http.Client{Transport: answer(200, ctype, body)})}
 		res := Serve(context.Background(), p, &Conversations{}, env, tool.Input{Data: &data})
 		if res.Status != tool.StatusPassed {
 			return

@@ -5,9 +5,12 @@
 // deltas to the host as they arrive, and answers with the contract's
 // response or a failure whose metadata lets the runtime classify it.
 //
-// The package is plain Go over net/http so it is tested on the host
-// against loopback servers; the components' main packages only wire it to
-// wasi:http and murmur:text/chunks.
+// The package sends through a wasihttp.SendFunc rather than net/http:
+// net/http's package init alone (default transport, HTTP/2, crypto/tls)
+// would add megabytes to each driver component and to the capsule's
+// resident memory. Tests send through a host *http.Client
+// (nethttp.FromClient) against in-process and loopback servers; Run
+// wires the components to wasihttp.Send and murmur:text/chunks.
 package infer
 
 import (
@@ -17,10 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 // The contract's wire types and names (docs/inference-format.md) are
@@ -164,13 +167,15 @@ type Env struct {
 	// ArtifactConfig is MURMUR_ARTIFACT_CONFIG: the driver's own entry's
 	// config block as compact JSON; "" when absent.
 	ArtifactConfig string
-	Client         *http.Client
+	// Send sends the provider request: wasihttp.Send in the component,
+	// a host client (nethttp.FromClient) in tests.
+	Send wasihttp.SendFunc
 	// Emit hands a text delta to murmur:text/chunks; nil drops deltas.
 	Emit func(string) error
 }
 
 // EnvFrom builds an Env from a getenv function.
-func EnvFrom(getenv func(string) string, client *http.Client, emit func(string) error) Env {
+func EnvFrom(getenv func(string) string, send wasihttp.SendFunc, emit func(string) error) Env {
 	ep := getenv("MURMUR_INFERENCE_ENDPOINT")
 	if ep == "" {
 		ep = getenv("MURMUR_GATEWAY_ENDPOINT")
@@ -179,7 +184,7 @@ func EnvFrom(getenv func(string) string, client *http.Client, emit func(string) 
 		Endpoint:       strings.TrimRight(ep, "/"),
 		Model:          getenv("MURMUR_INFERENCE_MODEL"),
 		ArtifactConfig: getenv("MURMUR_ARTIFACT_CONFIG"),
-		Client:         client,
+		Send:           send,
 		Emit:           emit,
 	}
 }
@@ -189,7 +194,7 @@ type Provider interface {
 	// Name is the driver's name, for messages.
 	Name() string
 	// NewRequest builds the provider HTTP request for req.
-	NewRequest(ctx context.Context, env Env, req Request, cfg Config, stream bool) (*http.Request, error)
+	NewRequest(env Env, req Request, cfg Config, stream bool) (*wasihttp.Request, error)
 	// Decode reads a complete (non-streamed) 2xx body.
 	Decode(body []byte) (Response, [][2]string, error)
 	// DecodeStream reads an event stream, handing each text delta to
@@ -243,8 +248,8 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 	if env.Endpoint == "" {
 		return failed(p.Name()+": MURMUR_INFERENCE_ENDPOINT is not set: declare a gateway: block on the driver's artifacts: entry", false)
 	}
-	if env.Client == nil {
-		env.Client = http.DefaultClient
+	if env.Send == nil {
+		return failed(p.Name()+": the driver has no way to send a request (Env.Send is nil)", false)
 	}
 
 	// With continuation, the runtime sends only what was appended since
@@ -260,11 +265,11 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 	req.Messages = full
 
 	stream := cfg.stream()
-	hreq, err := p.NewRequest(ctx, env, req, cfg, stream)
+	hreq, err := p.NewRequest(env, req, cfg, stream)
 	if err != nil {
 		return failed(fmt.Sprintf("%s: building the provider request: %v", p.Name(), err), false)
 	}
-	resp, err := env.Client.Do(hreq)
+	resp, err := env.Send(ctx, hreq)
 	if err != nil {
 		return connFailure(p.Name(), err)
 	}
@@ -275,7 +280,7 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 
 	var out Response
 	var meta [][2]string
-	if stream && isEventStream(resp.Header.Get("Content-Type")) {
+	if stream && isEventStream(resp.Header.Get("content-type")) {
 		out, meta, err = p.DecodeStream(resp.Body, func(s string) {
 			if env.Emit != nil && s != "" {
 				// A closed stream only means nobody follows the call; the
@@ -342,18 +347,14 @@ func assistantMessage(r Response) Message {
 
 // postJSON builds a provider POST of body as JSON, asking for an event
 // stream when stream is set.
-func postJSON(ctx context.Context, url string, body any, stream bool) (*http.Request, error) {
+func postJSON(url string, body any, stream bool) (*wasihttp.Request, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
+	hreq := &wasihttp.Request{Method: "POST", URL: url, Header: wasihttp.Header{{"content-type", "application/json"}}, Body: bytes.NewReader(b)}
 	if stream {
-		hreq.Header.Set("Accept", "text/event-stream")
+		hreq.Header = append(hreq.Header, [2]string{"accept", "text/event-stream"})
 	}
 	return hreq, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
 )
 
 // rt is an http.RoundTripper from a function: the unit tests answer
@@ -69,14 +70,14 @@ func capture(t *testing.T, p Provider, env Env, in map[string]any, reply rt) (to
 	t.Helper()
 	var sent map[string]any
 	var hdr http.Header
-	env.Client = &http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
+	env.Send = nethttp.FromClient(&http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
 		b, _ := io.ReadAll(r.Body)
 		if err := json.Unmarshal(b, &sent); err != nil {
 			t.Fatalf("request body %s: %v", b, err)
 		}
 		hdr = r.Header
 		return reply(r)
-	})}
+	})})
 	if env.Endpoint == "" {
 		env.Endpoint = "http://127.0.0.1:9"
 	}
@@ -135,7 +136,7 @@ func TestAnthropicRequestShape(t *testing.T) {
 func TestAnthropicArtifactConfigRefused(t *testing.T) {
 	for _, ac := range []string{`{"prompt_cache":"yes"}`, `{"prompt_cache_ttl":"2h"}`, `not json`} {
 		res := Serve(context.Background(), Anthropic{}, &Conversations{}, Env{Endpoint: "http://127.0.0.1:9", ArtifactConfig: ac,
-			Client: &http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })}}, input(req(nil)))
+			Send: nethttp.FromClient(&http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })})}, input(req(nil)))
 		if res.Status != tool.StatusFailed || !strings.Contains(summary(res), "MURMUR_ARTIFACT_CONFIG") || meta(res, MetaTransient) != "false" {
 			t.Errorf("%s: %s %q", ac, res.Status, summary(res))
 		}
@@ -265,7 +266,7 @@ func TestConnFailure(t *testing.T) {
 }
 
 func TestServeRefusals(t *testing.T) {
-	never := &http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })}
+	never := nethttp.FromClient(&http.Client{Transport: rt(func(*http.Request) (*http.Response, error) { t.Fatal("sent"); return nil, nil })})
 	for name, c := range map[string]struct {
 		env  Env
 		data string
@@ -279,7 +280,7 @@ func TestServeRefusals(t *testing.T) {
 		"bad block":    {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"image"}]}]}`, `"image"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c.env.Client = never
+			c.env.Send = never
 			d := c.data
 			for _, p := range []Provider{Anthropic{}, OpenAI{}} {
 				res := Serve(context.Background(), p, &Conversations{}, c.env, tool.Input{Data: &d})
@@ -288,6 +289,13 @@ func TestServeRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestServeWithoutSend(t *testing.T) {
+	res := Serve(context.Background(), OpenAI{}, &Conversations{}, Env{Endpoint: "http://127.0.0.1:9"}, input(req(nil)))
+	if res.Status != tool.StatusFailed || !strings.Contains(summary(res), "Env.Send is nil") || meta(res, MetaTransient) != "false" {
+		t.Fatalf("%s %q %v", res.Status, summary(res), res.Metadata)
 	}
 }
 
@@ -330,14 +338,14 @@ func TestConversations(t *testing.T) {
 
 func TestContinuationResendsHistory(t *testing.T) {
 	var sent []map[string]any
-	client := &http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
+	send := nethttp.FromClient(&http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
 		var b map[string]any
 		json.NewDecoder(r.Body).Decode(&b)
 		sent = append(sent, b)
 		return answer(200, "application/json", `{"choices":[{"message":{"content":"reply"},"finish_reason":"stop"}]}`)(r)
-	})}
+	})})
 	conv := &Conversations{}
-	env := Env{Endpoint: "http://127.0.0.1:9/v1", Client: client}
+	env := Env{Endpoint: "http://127.0.0.1:9/v1", Send: send}
 	first := Serve(context.Background(), OpenAI{}, conv, env, input(req(map[string]any{"config": map[string]any{"continuation": true}})))
 	id := meta(first, "continuation_id")
 	if id == "" {

@@ -1,15 +1,14 @@
 package infer
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/murmur/mur/sdk/go/driver"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 // OpenAI speaks Chat Completions: POST {endpoint}/chat/completions, where
@@ -21,12 +20,12 @@ type OpenAI struct{}
 func (OpenAI) Name() string { return "driver-openai" }
 
 // NewRequest implements Provider.
-func (OpenAI) NewRequest(ctx context.Context, env Env, req Request, cfg Config, stream bool) (*http.Request, error) {
+func (OpenAI) NewRequest(env Env, req Request, cfg Config, stream bool) (*wasihttp.Request, error) {
 	body, err := openAIBody(req, cfg, stream)
 	if err != nil {
 		return nil, err
 	}
-	return postJSON(ctx, env.Endpoint+"/chat/completions", body, stream)
+	return postJSON(env.Endpoint+"/chat/completions", body, stream)
 }
 
 func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/infer"
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
 )
 
 // Wire shapes a Driver speaks.
@@ -70,7 +71,7 @@ func (d *Driver) Run(ctx context.Context, data []byte) (agent.Result, error) {
 	}
 	env := infer.Env{
 		Endpoint: endpoint,
-		Client:   &http.Client{Transport: gateway{wire: d.Wire, key: d.APIKey, next: transport(client)}, Timeout: client.Timeout},
+		Send:     nethttp.FromClient(&http.Client{Transport: gateway{wire: d.Wire, key: d.APIKey, next: transport(client)}, Timeout: client.Timeout}),
 	}
 	if d.OnText != nil {
 		env.Emit = func(s string) error { d.OnText(s); return nil }

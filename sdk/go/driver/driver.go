@@ -7,7 +7,8 @@
 //
 //	func init() {
 //		driver.Run(func(c *driver.Call) (driver.Reply, error) {
-//			resp, err := c.Client.Post(c.Endpoint+"/v1/messages", "application/json", bytes.NewReader(c.Request))
+//			resp, err := c.Send(ctx, &wasihttp.Request{Method: "POST", URL: c.Endpoint + "/v1/messages",
+//				Header: wasihttp.Header{{"content-type", "application/json"}}, Body: bytes.NewReader(c.Request)})
 //			...
 //			for ev, err := range driver.Events(resp.Body) {
 //				c.Emit(delta(ev))
@@ -20,13 +21,17 @@
 //
 // The driver never holds a key: requests to Endpoint (127.0.0.1:9) are
 // readdressed by the host, which attaches the credential.
+//
+// The package does not import net/http, which would add megabytes to the
+// component; a driver that wants an *http.Client takes one from
+// sdk/go/wasihttp/nethttp.
 package driver
 
 import (
-	"net/http"
 	"os"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 // Call is one agent-loop turn.
@@ -41,8 +46,8 @@ type Call struct {
 	Endpoint string
 	// Model is MURMUR_INFERENCE_MODEL.
 	Model string
-	// Client sends requests through wasi:http.
-	Client *http.Client
+	// Send sends a request through wasi:http.
+	Send wasihttp.SendFunc
 	// emit hands text to murmur:text/chunks; nil on the host.
 	emit func(string) error
 }
@@ -83,7 +88,7 @@ func newCall(in tool.Input) *Call {
 		Request:  []byte(in.Text()),
 		Endpoint: trimSlash(os.Getenv("MURMUR_INFERENCE_ENDPOINT")),
 		Model:    os.Getenv("MURMUR_INFERENCE_MODEL"),
-		Client:   client(),
+		Send:     sender(),
 		emit:     emitter(),
 	}
 	if in.LogPath != nil {

@@ -1,11 +1,16 @@
 package driver
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
 func TestServe(t *testing.T) {
@@ -35,10 +40,32 @@ func TestNewCall(t *testing.T) {
 	t.Setenv("MURMUR_INFERENCE_MODEL", "m-1")
 	data, log := `{"messages":[]}`, "/logs/d.log"
 	c := newCall(tool.Input{Data: &data, LogPath: &log})
-	if string(c.Request) != data || c.LogPath != log || c.Endpoint != "http://127.0.0.1:9/v1" || c.Model != "m-1" || c.Client == nil {
+	if string(c.Request) != data || c.LogPath != log || c.Endpoint != "http://127.0.0.1:9/v1" || c.Model != "m-1" || c.Send == nil {
 		t.Errorf("newCall = %+v", c)
 	}
 	if err := c.Emit("x"); err != nil {
 		t.Errorf("Emit on the host = %v", err)
 	}
+}
+
+func TestNewCallSendsOnTheHost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+r.Header.Get("X-Model")+"\n\n")
+	}))
+	defer srv.Close()
+	t.Setenv("MURMUR_INFERENCE_ENDPOINT", srv.URL)
+	c := newCall(tool.Input{})
+	resp, err := c.Send(context.Background(), &wasihttp.Request{URL: c.Endpoint + "/v1/complete", Header: wasihttp.Header{{"x-model", "m-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	for ev, err := range Events(resp.Body) {
+		if err != nil || ev.Data != "m-1" {
+			t.Fatalf("event %+v, %v", ev, err)
+		}
+		return
+	}
+	t.Fatal("no event")
 }

@@ -3,11 +3,9 @@
 package driver
 
 import (
-	"net/http"
-
 	"github.com/murmur/mur/sdk/go/chunks"
 	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
-func client() *http.Client        { return wasihttp.Client() }
+func sender() wasihttp.SendFunc   { return wasihttp.Send }
 func emitter() func(string) error { return chunks.Emit }

@@ -2,9 +2,15 @@
 
 package driver
 
-import "net/http"
+import (
+	"net/http"
 
-// On the host a Call's client is the standard one and nothing follows the
-// stream: handlers can be tested in-process against a loopback server.
-func client() *http.Client        { return http.DefaultClient }
+	"github.com/murmur/mur/sdk/go/wasihttp"
+	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
+)
+
+// On the host a Call sends through the standard client and nothing
+// follows the stream: handlers can be tested in-process against a
+// loopback server.
+func sender() wasihttp.SendFunc   { return nethttp.FromClient(http.DefaultClient) }
 func emitter() func(string) error { return nil }

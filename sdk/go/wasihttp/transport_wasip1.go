@@ -3,11 +3,10 @@
 package wasihttp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strconv"
 	"unsafe"
 
 	"github.com/murmur/mur/sdk/go/internal/abi"
@@ -115,18 +114,6 @@ const writeChunk = 4096
 // readChunk is the most one Read asks the host for.
 const readChunk = 64 << 10
 
-func init() {
-	// net/http's own transport has no sockets in a wasip1 guest.
-	http.DefaultTransport = &Transport{}
-}
-
-// Client returns an http.Client whose requests go through wasi:http.
-func Client() *http.Client { return &http.Client{Transport: &Transport{}} }
-
-// Transport sends each request through wasi:http/outgoing-handler. It has
-// no connection pool and no timeouts of its own: the host owns both.
-type Transport struct{}
-
 // retU8, retU32 read the return area.
 func retU8(off uint32) uint8   { return abi.U8(abi.Mem, abi.RetAddr()+off) }
 func retU32(off uint32) uint32 { return abi.U32(abi.Mem, abi.RetAddr()+off) }
@@ -138,12 +125,19 @@ func strPtr(s string) (unsafe.Pointer, uint32) {
 	return unsafe.Pointer(unsafe.StringData(s)), uint32(len(s))
 }
 
-// RoundTrip implements http.RoundTripper.
-func (*Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		defer req.Body.Close()
+// Send sends req through wasi:http/outgoing-handler and returns once the
+// response's head has arrived; its body streams. There is no connection
+// pool and no timeout of its own: the host owns both. ctx is checked
+// before the request goes out; once sent, the call blocks on the host.
+func Send(ctx context.Context, req *Request) (*Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	headers, err := newFields(req)
+	scheme, authority, pathQuery, err := splitURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := newFields(fieldList(req.Header, req.Body))
 	if err != nil {
 		return nil, err
 	}
@@ -155,21 +149,16 @@ func (*Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		dropOutgoingRequest(out)
 		return nil, fmt.Errorf("%w: method %q refused", ErrRequest, req.Method)
 	}
-	pathQuery := req.URL.RequestURI()
 	p, n = strPtr(pathQuery)
 	if !ok(setPathWithQuery(out, 1, p, n)) {
 		dropOutgoingRequest(out)
 		return nil, fmt.Errorf("%w: path %q refused", ErrRequest, pathQuery)
 	}
-	sdisc, sother := schemeCase(req.URL.Scheme)
+	sdisc, sother := schemeCase(scheme)
 	p, n = strPtr(sother)
 	if !ok(setScheme(out, 1, sdisc, p, n)) {
 		dropOutgoingRequest(out)
-		return nil, fmt.Errorf("%w: scheme %q refused", ErrRequest, req.URL.Scheme)
-	}
-	authority := req.URL.Host
-	if req.Host != "" {
-		authority = req.Host
+		return nil, fmt.Errorf("%w: scheme %q refused", ErrRequest, scheme)
 	}
 	p, n = strPtr(authority)
 	if !ok(setAuthority(out, 1, p, n)) {
@@ -196,15 +185,11 @@ func (*Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		dropFuture(future)
 		return nil, err
 	}
-	return await(future, req)
+	return await(future)
 }
 
 // newFields builds the request's headers as a wasi:http fields resource.
-func newFields(req *http.Request) (uint32, error) {
-	list := headerList(req.Header)
-	if req.ContentLength > 0 && req.Header.Get("Content-Length") == "" {
-		list = append(list, [2]string{"content-length", strconv.FormatInt(req.ContentLength, 10)})
-	}
+func newFields(list [][2]string) (uint32, error) {
 	// tuple<string, list<u8>>: 16 bytes each, pointing into Go memory that
 	// stays referenced until the call returns.
 	entries := make([]uint32, 4*len(list))
@@ -299,7 +284,7 @@ func streamError(op string) error {
 }
 
 // await blocks until the response's head arrives and wraps it.
-func await(future uint32, req *http.Request) (*http.Response, error) {
+func await(future uint32) (*Response, error) {
 	pollable := futureSubscribe(future)
 	pollableBlock(pollable)
 	dropPollable(pollable)
@@ -335,38 +320,22 @@ func await(future uint32, req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%w: response body stream unavailable", ErrRequest)
 	}
 	stream := retU32(4)
-	return &http.Response{
-		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
-		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        header,
-		Body:          &bodyReader{stream: stream, body: body, resp: resp},
-		ContentLength: contentLength(header),
-		Request:       req,
+	return &Response{
+		StatusCode: status,
+		Status:     statusLine(status),
+		Header:     header,
+		Body:       &bodyReader{stream: stream, body: body, resp: resp},
 	}, nil
 }
 
-func contentLength(h http.Header) int64 {
-	if v := h.Get("Content-Length"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	return -1
-}
-
-// readHeaders copies a fields resource into an http.Header and drops it.
-func readHeaders(fields uint32) http.Header {
+// readHeaders copies a fields resource into a Header and drops it.
+func readHeaders(fields uint32) Header {
 	fieldsEntries(fields, abi.RetArea())
 	ptr, n := retU32(0), retU32(4)
-	h := http.Header{}
+	h := make(Header, 0, n)
 	for i := uint32(0); i < n; i++ {
 		e := ptr + 16*i
-		name := abi.GetString(abi.Mem, e)
-		value := abi.GetString(abi.Mem, e+8)
-		h.Add(name, value)
+		h = append(h, [2]string{abi.GetString(abi.Mem, e), abi.GetString(abi.Mem, e+8)})
 	}
 	abi.ResetArena()
 	dropFields(fields)

@@ -24,7 +24,7 @@ import (
 	"strings"
 
 	"github.com/murmur/mur/sdk/go/tool"
-	"github.com/murmur/mur/sdk/go/wasihttp"
+	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
 )
 
 type request struct {
@@ -91,7 +91,7 @@ func handle(in tool.Input) tool.Result {
 		}
 		return counted(n, f.Close())
 	case "get":
-		resp, err := wasihttp.Client().Get(req.Arg)
+		resp, err := nethttp.Client().Get(req.Arg)
 		if err != nil {
 			return tool.Failed(err.Error())
 		}
@@ -100,7 +100,7 @@ func handle(in tool.Input) tool.Result {
 	case "hash":
 		var r io.ReadCloser
 		if strings.HasPrefix(req.Arg, "http") {
-			resp, err := wasihttp.Client().Get(req.Arg)
+			resp, err := nethttp.Client().Get(req.Arg)
 			if err != nil {
 				return tool.Failed(err.Error())
 			}
