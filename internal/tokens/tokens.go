@@ -24,8 +24,9 @@ var o200kBin string
 // fail (a damaged build), errO200k says why and counts fall back.
 var o200k, errO200k = vocab.Open(o200kBin)
 
-// Count returns the number of tokens in s, as tiktoken counts it for
-// o200k_base (special tokens count as plain text). Should the embedded
+// Count returns the number of tokens in s, as tiktoken-go counts it for
+// o200k_base (special tokens count as plain text; split.go says where that
+// differs from OpenAI's tiktoken). Should the embedded
 // vocabulary be unusable, it falls back to one token per four bytes, the
 // usual rule of thumb, so an estimate is never zero for non-empty text.
 // Invalid UTF-8 counts as if each invalid byte were U+FFFD.
