@@ -11,10 +11,13 @@ import (
 	"github.com/murmur/mur/internal/sandbox"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is the whole mur process; the CLI test harness runs it as its mur
+// command, so scripts see the same signal handling as the binary.
+func run() int {
 	sandbox.Main() // returns at once unless this process is a sandbox init
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

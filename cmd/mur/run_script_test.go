@@ -31,10 +31,6 @@ import (
 //	runhome                    publish murmur/driver-openai and murmur/file-go into $HOME's store
 //	exits N CMD ARGS...        exec CMD (stdout and stderr kept for the next checks) and
 //	                           require exit status N exactly: mur run's 1 and 2 differ
-//	realmur                    put the mur command itself (go build ./cmd/mur, once per
-//	                           process) first on this script's PATH: the harness's mur runs
-//	                           cli.Main without main's signal handling, so a script that
-//	                           signals mur run needs the real one
 //	expand FILE...             replace ${PROVIDER} and ${WORK} in each file with their values
 //	provider start SCRIPT      serve SCRIPT (providertest.ParseScript's JSON) on loopback; sets $PROVIDER
 //	provider requests N        the double was asked exactly N times
@@ -54,7 +50,6 @@ import (
 func init() {
 	scriptCmds["runhome"] = cmdRunHome
 	scriptCmds["expand"] = cmdExpand
-	scriptCmds["realmur"] = cmdRealMur
 	scriptCmds["exits"] = cmdExits
 	scriptCmds["provider"] = cmdProvider
 	scriptCmds["records"] = cmdRecords
@@ -290,34 +285,6 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
-}
-
-var realMur struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-func cmdRealMur(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: realmur")
-	}
-	dir, err := guestDir()
-	ts.Check(err)
-	if dir == "" {
-		ts.Fatalf("realmur: MUR_GUEST_OUT is unset; start the script with [!exec:mur-guests] skip")
-	}
-	realMur.once.Do(func() {
-		realMur.dir = filepath.Join(dir, "realbin")
-		// Built with this process's environment, so Go's own caches make
-		// it a link step rather than a build from nothing.
-		cmd := exec.Command("go", "build", "-o", filepath.Join(realMur.dir, "mur"), ".")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			realMur.err = fmt.Errorf("go build ./cmd/mur: %w\n%s", err, b)
-		}
-	})
-	ts.Check(realMur.err)
-	ts.Setenv("PATH", realMur.dir+string(filepath.ListSeparator)+ts.Getenv("PATH"))
 }
 
 func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {

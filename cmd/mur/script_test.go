@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/murmur/mur/internal/cli"
 	"github.com/murmur/mur/internal/sandbox"
 )
 
@@ -26,9 +24,7 @@ func TestMain(m *testing.M) {
 	// sandbox init; without this it would run the test suite again.
 	sandbox.Main()
 	testscript.Main(m, map[string]func(){
-		"mur": func() {
-			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-		},
+		"mur": func() { os.Exit(run()) },
 	})
 }
 

@@ -7,14 +7,14 @@
 //
 //	providerd -script steps.json [-addr 127.0.0.1:18080] [-loop]
 //
-// The script is a JSON array of steps: {"text": "...", "calls": [{"id":
-// "c1", "name": "tool", "input": "{...}"}], "input_tokens": 10,
-// "output_tokens": 5}, or {"status": 429, "body": "..."} for an error.
+// The script is a JSON array of steps (providertest.ScriptStep): {"text":
+// "...", "calls": [{"id": "c1", "name": "tool", "input": "{...}"}],
+// "input_tokens": 10, "output_tokens": 5}, {"status": 429, "body": "..."}
+// for an error, {"drop": true}, {"text": "...", "break_after": 3}, …
 // -loop starts the script again once it is used up.
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -24,23 +24,6 @@ import (
 
 	"github.com/murmur/mur/internal/providertest"
 )
-
-type call struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Input string `json:"input"`
-}
-
-type step struct {
-	Text         string            `json:"text"`
-	Calls        []call            `json:"calls"`
-	Stop         string            `json:"stop"`
-	InputTokens  int               `json:"input_tokens"`
-	OutputTokens int               `json:"output_tokens"`
-	Status       int               `json:"status"`
-	Body         string            `json:"body"`
-	Header       map[string]string `json:"header"`
-}
 
 func main() {
 	script := flag.String("script", "", "JSON file of scripted steps (required)")
@@ -61,18 +44,9 @@ func run(path, addr string, loop bool) error {
 	if err != nil {
 		return err
 	}
-	var raw []step
-	if err := json.Unmarshal(b, &raw); err != nil {
+	steps, err := providertest.ParseScript(b)
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	steps := make([]providertest.Step, len(raw))
-	for i, s := range raw {
-		st := providertest.Step{Text: s.Text, Stop: s.Stop, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-			Status: s.Status, Body: s.Body, Header: s.Header}
-		for _, c := range s.Calls {
-			st.Calls = append(st.Calls, providertest.Call{ID: c.ID, Name: c.Name, Input: c.Input})
-		}
-		steps[i] = st
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
