@@ -16,7 +16,6 @@ import (
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/spend"
-	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
 )
 
@@ -182,7 +181,6 @@ func Open(o Options) (*Session, int, error) {
 	if now == nil {
 		now = time.Now
 	}
-	go tokens.Warm()
 	cfg := o.Config
 	if o.Driver == nil {
 		return nil, ExitCodeRefused, errors.New("launch: no driver to serve inference")

@@ -29,7 +29,6 @@ import (
 	"github.com/murmur/mur/internal/shell"
 	"github.com/murmur/mur/internal/shell/shelltool"
 	"github.com/murmur/mur/internal/store"
-	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -52,9 +51,6 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 		}
 		return agent.ExitCodeRefused
 	}
-	// The vocabulary takes a tenth of a second or more to build and every
-	// session counts tokens: start it before parsing and staging.
-	go tokens.Warm()
 	path := f.Manifest
 	if path == "" {
 		path = "murmur.yaml"

@@ -61,8 +61,3 @@ func CountBytes(b []byte) int {
 	}
 	return Count(string(b))
 }
-
-// Warm does nothing: the vocabulary is read in place and needs no loading.
-// It remains so that callers which warmed the old map-based vocabulary
-// compile; they can drop the call.
-func Warm() {}
