@@ -6,7 +6,13 @@
 // a capsule pinned by murmur.lock, exactly as `mur build/publish/install`
 // do for a user. The provider is the scripted double on loopback.
 //
-//	launchbench -mur bin/mur -guests build/guests [-runs 20] [-hold 300ms]
+//	launchbench -mur bin/mur -guests build/guests [-runs 20] [-hold 300ms] [-fleet 4]
+//
+// -fleet N then starts N runs of the capsule at once and, while all N wait
+// on the provider, reports each one's proportional set size (PSS: private
+// pages plus its share of pages the capsules share, such as the mur binary
+// and the driver's compiled code mapped from the compile cache): what one
+// more capsule costs the machine.
 package main
 
 import (
@@ -59,6 +65,7 @@ func main() {
 	hold := flag.Duration("hold", 300*time.Millisecond, "how long the provider holds the first request before answering (RSS is sampled at its end)")
 	ceiling := flag.Bool("ceiling", false, "declare a spend ceiling (max_session_tokens), which loads the tokenizer")
 	flag.StringVar(&wrap, "wrap", "", "command prefix for each measured mur run, split on spaces (e.g. a profiler: perf record -g -o p.data --)")
+	flag.IntVar(&fleetSize, "fleet", 0, "after the runs, this many capsules idle at once: report each one's PSS")
 	flag.Parse()
 	if err := run(*murBin, *guests, *src, *runs, *hold, *ceiling); err != nil {
 		fmt.Fprintf(os.Stderr, "launchbench: %v\n", err)
@@ -76,6 +83,9 @@ const warmups = 2
 // wrap prefixes each measured run's command line.
 var wrap string
 
+// fleetSize is -fleet.
+var fleetSize int
+
 // probe is the provider double wrapped to timestamp the first request of
 // each run and sample the capsule's memory while it waits.
 type probe struct {
@@ -83,6 +93,7 @@ type probe struct {
 	hold time.Duration
 
 	mu    sync.Mutex
+	gate  func() // when set, every request waits in it first (-fleet)
 	pid   int
 	first chan time.Time
 	rss   [3]int64 // VmRSS, VmHWM, RssAnon in KiB, sampled at the end of the hold
@@ -90,6 +101,14 @@ type probe struct {
 }
 
 func (p *probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	gate := p.gate
+	p.mu.Unlock()
+	if gate != nil {
+		gate()
+		p.prov.ServeHTTP(w, r)
+		return
+	}
 	now := time.Now()
 	p.mu.Lock()
 	first := len(p.turns) == 0
@@ -135,7 +154,7 @@ func memory(pid int) (rss, hwm, anon int64) {
 	return rss, hwm, anon
 }
 
-func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool) error {
+func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool) (err error) {
 	murBin, _ = filepath.Abs(murBin)
 	guests, _ = filepath.Abs(guests)
 	src, _ = filepath.Abs(src)
@@ -258,6 +277,13 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 		}
 		rss, hwm, anon = append(rss, r[0]), append(hwm, r[1]), append(anon, r[2])
 	}
+	if fleetSize > 0 {
+		defer func() {
+			if err == nil {
+				err = fleet(murBin, capDir, env, p, fleetSize)
+			}
+		}()
+	}
 	fmt.Printf("runs: %d (after %d warm-up), hold %v, spend ceiling %v\n", runs, warmups, hold, ceiling)
 	report("start → first provider request", first)
 	report("first → second request (tool call + turn, minus hold)", turn2)
@@ -266,6 +292,118 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 	reportKiB("  of which RssAnon (not shared file pages)", anon)
 	reportKiB("VmHWM (peak RSS) at that point", hwm)
 	return nil
+}
+
+// fleet starts n runs at once; the probe holds every request until all n
+// runs wait on their first, then each run's smaps_rollup is read.
+func fleet(murBin, capDir string, env []string, p *probe, n int) error {
+	held := make(chan struct{}, n)
+	release := make(chan struct{})
+	p.mu.Lock()
+	p.gate = func() {
+		held <- struct{}{}
+		<-release
+	}
+	p.mu.Unlock()
+	for range n {
+		p.prov.Push(providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"a.txt","content":"hi"}`}}, InputTokens: 10, OutputTokens: 5})
+	}
+	for range n {
+		p.prov.Push(providertest.Step{Text: "done", InputTokens: 20, OutputTokens: 2})
+	}
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer stop()
+		cmds[i] = exec.CommandContext(ctx, murBin, "run", "--task", "write a.txt")
+		cmds[i].Dir, cmds[i].Env = capDir, env
+		if err := cmds[i].Start(); err != nil {
+			return err
+		}
+	}
+	for range n {
+		select {
+		case <-held:
+		case <-time.After(60 * time.Second):
+			close(release)
+			return fmt.Errorf("fleet: not every run reached the provider")
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let each settle into its wait
+	var pss, rss, anon, procs []int64
+	for _, c := range cmds {
+		// A capsule is its mur process and what it started (the sandbox's
+		// holder and watcher).
+		tree := descendants(c.Process.Pid)
+		sum := map[string]int64{}
+		for _, pid := range tree {
+			for k, v := range rollup(pid) {
+				sum[k] += v
+			}
+		}
+		pss, rss, anon = append(pss, sum["Pss"]), append(rss, sum["Rss"]), append(anon, sum["Anonymous"])
+		procs = append(procs, int64(len(tree)))
+	}
+	close(release)
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			return fmt.Errorf("fleet run: %w", err)
+		}
+	}
+	fmt.Printf("fleet: %d capsules waiting on the provider at once, %d–%d processes each (mur and its sandbox helpers)\n",
+		n, pct(procs, func(a, b int64) bool { return a < b }, 0), pct(procs, func(a, b int64) bool { return a < b }, 1))
+	reportKiB("  PSS per capsule (its share of what the fleet maps)", pss)
+	reportKiB("  RSS per capsule (sum over its processes)", rss)
+	reportKiB("  of which anonymous (private)", anon)
+	return nil
+}
+
+// descendants returns pid and every process below it.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The parent pid is the second field after the command's ")".
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], child)
+			}
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}
+
+// rollup reads /proc/<pid>/smaps_rollup's kB fields.
+func rollup(pid int) map[string]int64 {
+	out := map[string]int64{}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err == nil {
+			out[k] = n
+		}
+	}
+	return out
 }
 
 func pct[T any](xs []T, less func(a, b T) bool, q float64) T {
