@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/sdk/go/tool"
+	"github.com/murmur/mur/sdk/go/wasihttp"
 	"github.com/murmur/mur/sdk/go/wasihttp/nethttp"
 )
 
@@ -360,5 +361,38 @@ func TestContinuationResendsHistory(t *testing.T) {
 	msgs := sent[1]["messages"].([]any)
 	if len(msgs) != 4 { // system, hi, reply, more
 		t.Fatalf("resent %v", msgs)
+	}
+}
+
+// TestNewRequestFields checks the request as wasihttp.Send gets it in the
+// component, where no net/http canonicalises or sizes it: the fields in
+// order and a body whose length becomes content-length.
+func TestNewRequestFields(t *testing.T) {
+	var r Request
+	if err := json.Unmarshal([]byte(*input(req(nil)).Data), &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Tools = []ToolDef{{Name: "computer", ProviderTool: json.RawMessage(`{"kind":"computer"}`)}}
+	for _, c := range []struct {
+		p      Provider
+		stream bool
+		url    string
+		want   wasihttp.Header
+	}{
+		{Anthropic{}, true, "http://127.0.0.1:9/v1/messages", wasihttp.Header{{"content-type", "application/json"}, {"accept", "text/event-stream"},
+			{"anthropic-version", AnthropicVersion}, {"anthropic-beta", computerBeta}}},
+		{OpenAI{}, false, "http://127.0.0.1:9/chat/completions", wasihttp.Header{{"content-type", "application/json"}}},
+	} {
+		hreq, err := c.p.NewRequest(Env{Endpoint: "http://127.0.0.1:9"}, r, Config{}, c.stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hreq.Method != "POST" || hreq.URL != c.url || !reflect.DeepEqual(hreq.Header, c.want) {
+			t.Errorf("%s: %s %s %v", c.p.Name(), hreq.Method, hreq.URL, hreq.Header)
+		}
+		sized, ok := hreq.Body.(interface{ Len() int })
+		if !ok || sized.Len() == 0 {
+			t.Errorf("%s: body %T has no length for content-length", c.p.Name(), hreq.Body)
+		}
 	}
 }

@@ -7,7 +7,7 @@
 //
 //	func init() {
 //		driver.Run(func(c *driver.Call) (driver.Reply, error) {
-//			resp, err := c.Send(ctx, &wasihttp.Request{Method: "POST", URL: c.Endpoint + "/v1/messages",
+//			resp, err := c.Send(context.Background(), &wasihttp.Request{Method: "POST", URL: c.Endpoint + "/v1/messages",
 //				Header: wasihttp.Header{{"content-type", "application/json"}}, Body: bytes.NewReader(c.Request)})
 //			...
 //			for ev, err := range driver.Events(resp.Body) {
