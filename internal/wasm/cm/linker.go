@@ -116,7 +116,7 @@ func (l *Linker) Close() error {
 // binding maps one top-level import name to the definitions serving it.
 type binding struct {
 	name    string
-	defined string // the name the definitions were given
+	defined string      // the name the definitions were given
 	streams streamsMode // bytes cross as latin1 strings (rewrite.go)
 }
 
@@ -264,7 +264,7 @@ func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path [
 }
 
 type hostFunc struct {
-	name   string
+	name    string
 	fn      HostFunc
 	streams streamsMode
 }
