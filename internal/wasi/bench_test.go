@@ -230,13 +230,15 @@ func BenchmarkGuestJSHTTPBody(b *testing.B) {
 
 // BenchmarkGuestInstantiate measures a fresh store + WASI context +
 // instantiation + one call of the tool's run export for toolchain-built
-// guests (a plain Go tool, a Go guest linking net/http, a JS guest), with
+// guests (a plain Go tool, a Go guest linking net/http, the OpenAI driver,
+// a JS guest), with
 // wasmtime's on-demand allocator and with pooling. The compiled component
 // comes from the compile cache, as in mur run. It needs MUR_GUEST_OUT.
 func BenchmarkGuestInstantiate(b *testing.B) {
 	for _, g := range []struct{ file, input string }{
 		{"echo-go.wasm", "hi"},
 		{"wasi-probe-go.wasm", `{"op":"env","arg":"X"}`},
+		{"driver-openai.wasm", "{}"}, // refuses the empty request: no provider call
 		{"echo-js.wasm", "hi"},
 	} {
 		for _, pooling := range []int{0, 8} {
