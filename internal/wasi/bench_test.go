@@ -170,17 +170,9 @@ func BenchmarkGuestGoStreams(b *testing.B) {
 			benchGuestOp(b, g, `{"op":"drain","arg":"f"}`, size)
 		})
 		b.Run("http-body/"+kind, func(b *testing.B) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Write(payload)
-			}))
-			defer srv.Close()
-			host := strings.TrimPrefix(srv.URL, "http://")
-			a, err := ParseAllow([]string{host})
-			if err != nil {
-				b.Fatal(err)
-			}
+			url, a := bodyServer(b, map[string][]byte{"body": payload})
 			g := loadGuest(b, "wasi-probe-go.wasm", Policy{Network: a})
-			benchGuestOp(b, g, `{"op":"get","arg":"`+srv.URL+`/"}`, size)
+			benchGuestOp(b, g, `{"op":"get","arg":"`+url+`body"}`, size)
 		})
 	}
 	b.Run("file-write", func(b *testing.B) {
@@ -214,16 +206,9 @@ func BenchmarkGuestJSHTTPBody(b *testing.B) {
 	for _, kind := range []string{"text", "binary"} {
 		payload := streamPayload(kind, size)
 		b.Run(kind, func(b *testing.B) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Write(payload)
-			}))
-			defer srv.Close()
-			a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
-			if err != nil {
-				b.Fatal(err)
-			}
+			url, a := bodyServer(b, map[string][]byte{"body": payload})
 			g := loadGuest(b, "wasi-probe-js.wasm", Policy{Network: a})
-			benchGuestOp(b, g, "count:"+srv.URL+"/", size)
+			benchGuestOp(b, g, "count:"+url+"body", size)
 		})
 	}
 }

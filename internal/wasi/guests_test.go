@@ -275,18 +275,11 @@ func TestGuestGoStreamsAnyBytes(t *testing.T) {
 	}
 	bodies["utf8"] = []byte(strings.Repeat("naïve café — 東京 ", 999))
 	os.WriteFile(filepath.Join(wd, "utf8"), bodies["utf8"], 0o644)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write(bodies[strings.TrimPrefix(r.URL.Path, "/")])
-	}))
-	defer srv.Close()
-	a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, a := bodyServer(t, bodies)
 	g := loadGuest(t, "wasi-probe-go.wasm", Policy{Workdir: wd, Network: a})
 	for name, body := range bodies {
 		want := fmt.Sprintf("%x", sha256.Sum256(body))
-		for _, src := range []string{name, srv.URL + "/" + name} {
+		for _, src := range []string{name, url + name} {
 			t.Run(src, func(t *testing.T) {
 				st, data := g.call(t, `{"op":"hash","arg":"`+src+`"}`)
 				if st != "passed" || data != want {
@@ -307,24 +300,31 @@ func TestGuestJSStreamsAnyBytes(t *testing.T) {
 		"one":    {0xff},
 		"utf8":   []byte(strings.Repeat("naïve café — 東京 ", 999)),
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write(bodies[strings.TrimPrefix(r.URL.Path, "/")])
-	}))
-	defer srv.Close()
-	a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, a := bodyServer(t, bodies)
 	g := loadGuest(t, "wasi-probe-js.wasm", Policy{Network: a})
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {
 			h := fnv.New32a()
 			h.Write(body)
 			want := fmt.Sprintf("%d %d", len(body), h.Sum32())
-			st, data := g.call(t, "fnv:"+srv.URL+"/"+name)
+			st, data := g.call(t, "fnv:"+url+name)
 			if st != "passed" || data != want {
 				t.Fatalf("guest read %s: %s %q, want %s", name, st, data, want)
 			}
 		})
 	}
+}
+
+// bodyServer serves bodies[name] at /name on loopback until the test ends,
+// and returns its base URL (ending in /) and an allow-list admitting it.
+func bodyServer(t testing.TB, bodies map[string][]byte) (string, *Allow) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bodies[strings.TrimPrefix(r.URL.Path, "/")])
+	}))
+	t.Cleanup(srv.Close)
+	a, err := ParseAllow([]string{strings.TrimPrefix(srv.URL, "http://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL + "/", a
 }
