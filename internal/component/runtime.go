@@ -66,6 +66,9 @@ func (r *Runtime) CompileFrom(id [32]byte, load func() ([]byte, error)) (*cm.Com
 	return r.engine.CompileFrom(id, load)
 }
 
+// Cached reports whether the compile cache holds id (cm.Engine.Cached).
+func (r *Runtime) Cached(id [32]byte) bool { return r.engine.Cached(id) }
+
 // CompileText compiles component text; for fixtures.
 func (r *Runtime) CompileText(text string) (*cm.Component, error) {
 	return r.engine.CompileText(text)

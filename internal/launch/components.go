@@ -53,7 +53,11 @@ type lazyComponent struct {
 	err   error
 	ready bool
 
-	// compiled, when prepare ran, delivers the compilation started then.
+	// eager: prepare loads this component even from a warm cache (the
+	// driver: every session calls it first).
+	eager bool
+	// compiled, when prepare ran, delivers the compilation started then,
+	// or a zero result when loading was left to the first call.
 	compiled chan compileResult
 }
 
@@ -65,16 +69,23 @@ type compileResult struct {
 	err error
 }
 
-// prepare compiles every component now, on one goroutine, the driver
-// first (every session calls it first), so a cache hit's hashing and
-// loading overlap the session's setup instead of delaying the first call
-// to each. A component's first call waits for its own compilation.
+// prepare compiles, on one goroutine, every component whose first call
+// would otherwise wait: the eager ones (the driver) and any the compile
+// cache does not hold, whose compilation takes seconds. That overlaps the
+// session's setup. A tool the cache holds is loaded at its first call
+// (a fraction of a millisecond), so a capsule that has not called it does
+// not keep its code mapped. A component's first call waits for its own
+// compilation.
 func prepare(lazies []*lazyComponent) {
 	for _, l := range lazies {
 		l.compiled = make(chan compileResult, 1)
 	}
 	go func() {
 		for _, l := range lazies {
+			if !l.eager && l.id != nil && l.rt.Cached(*l.id) {
+				l.compiled <- compileResult{}
+				continue
+			}
 			c, err := l.compile()
 			l.compiled <- compileResult{c, err}
 		}
@@ -166,7 +177,8 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 	if l.compiled != nil {
 		r := <-l.compiled
 		c, err = r.c, r.err
-	} else {
+	}
+	if c == nil && err == nil {
 		c, err = l.compile()
 	}
 	if err != nil {

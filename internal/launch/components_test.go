@@ -62,3 +62,29 @@ func TestCloseWaitsForPreparedCompile(t *testing.T) {
 		t.Fatalf("call after close = %v", err)
 	}
 }
+
+// A tool the compile cache already holds is not loaded by prepare (its
+// code stays unmapped until the model calls it); the driver (eager) is.
+func TestPrepareLeavesCachedToolToFirstCall(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		rt, lc := emptyComponent(t)
+		id := [32]byte{1, 2, 3}
+		lc.id, lc.eager = &id, eager
+		c, err := rt.CompileFrom(id, func() ([]byte, error) { return os.ReadFile(lc.wasm) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		prepare([]*lazyComponent{lc})
+		r := <-lc.compiled
+		lc.compiled <- r
+		if loaded := r.c != nil; loaded != eager || r.err != nil {
+			t.Fatalf("eager=%t: prepare loaded=%t, err %v", eager, loaded, r.err)
+		}
+		_, err = lc.Run(context.Background(), component.ToolInput{})
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("eager=%t: first call = %v, want the component's missing export", eager, err)
+		}
+		lc.Close()
+	}
+}

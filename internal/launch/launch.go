@@ -240,7 +240,7 @@ func (l *launcher) driver() (agent.Driver, *manifest.Artifact, error) {
 	}
 	g := grantFor(l.c, l.scope, name, l.gws[name], true, osGetenv)
 	out := &lineWriter{w: l.stdout}
-	lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host {
+	lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, eager: true, host: func() *component.Host {
 		return &component.Host{Text: out}
 	}}
 	l.lazies = append(l.lazies, lc)

@@ -67,6 +67,17 @@ func (e *Engine) compileCached(wasm []byte, digest [32]byte) (*Component, error)
 	return c, nil
 }
 
+// Cached reports whether the compile cache holds an entry for id, as
+// CompileFrom would key it. The entry is checked when it is loaded, not
+// here: this is a stat, for callers deciding whether loading can wait.
+func (e *Engine) Cached(id [32]byte) bool {
+	if e.cfg.CacheDir == "" {
+		return false
+	}
+	matches, _ := filepath.Glob(filepath.Join(e.cfg.CacheDir, e.cacheKey(id)+".*.cwasm"))
+	return len(matches) > 0
+}
+
 // loadCached returns the cached component for key and how its code takes
 // the streams fast path, or nil after removing any file that fails its
 // check.

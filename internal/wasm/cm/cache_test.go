@@ -183,6 +183,9 @@ func TestCompileFromKeyedHit(t *testing.T) {
 	id := [32]byte{1, 2, 3}
 	loads := 0
 	load := func() ([]byte, error) { loads++; return wasm, nil }
+	if e.Cached(id) {
+		t.Fatal("Cached before anything was compiled")
+	}
 	for range 2 {
 		c, err := e.CompileFrom(id, load)
 		if err != nil {
@@ -192,6 +195,12 @@ func TestCompileFromKeyedHit(t *testing.T) {
 	}
 	if loads != 1 {
 		t.Fatalf("the bytes were read %d times, want once (the second compile is a cache hit)", loads)
+	}
+	if !e.Cached(id) || e.Cached([32]byte{9}) {
+		t.Fatal("Cached does not match what was compiled")
+	}
+	if newEngine(t, Config{}).Cached(id) {
+		t.Fatal("an engine without a cache dir reports a cached entry")
 	}
 	// Another id is another entry: its bytes are read.
 	if _, err := e.CompileFrom([32]byte{9}, load); err != nil || loads != 2 {

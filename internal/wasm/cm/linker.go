@@ -120,6 +120,15 @@ type binding struct {
 	streams streamsMode // bytes cross as latin1 strings (rewrite.go)
 }
 
+// bindingMode is how the host functions serving import name of c convert
+// bytes.
+func bindingMode(c *Component, name string) streamsMode {
+	if !fastStreams(name) {
+		return streamsSlow
+	}
+	return c.streams
+}
+
 // plan matches the component's imports to definitions, naming every import
 // nobody provides.
 func (l *Linker) plan(c *Component) ([]binding, error) {

@@ -25,6 +25,9 @@ func (*Engine) Close() error { return nil }
 // Compile returns ErrNoCgo.
 func (*Engine) Compile([]byte) (*Component, error) { return nil, ErrNoCgo }
 
+// Cached reports false: there is no compile cache without cgo.
+func (*Engine) Cached([32]byte) bool { return false }
+
 // CompileFrom returns ErrNoCgo.
 func (*Engine) CompileFrom([32]byte, func() ([]byte, error)) (*Component, error) {
 	return nil, ErrNoCgo

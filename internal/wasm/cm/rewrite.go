@@ -47,15 +47,6 @@ const (
 	streamsReadWrite                    // parameters and read results
 )
 
-// bindingMode is how the host functions serving import name of c convert
-// bytes.
-func bindingMode(c *Component, name string) streamsMode {
-	if !fastStreams(name) {
-		return streamsSlow
-	}
-	return c.streams
-}
-
 // fastStreams reports whether an import is a wasi:io/streams 0.2 instance.
 func fastStreams(name string) bool {
 	return strings.HasPrefix(name, "wasi:io/streams@0.2.")
