@@ -63,7 +63,7 @@ func main() {
 	src := flag.String("src", ".", "repository root (artifact murmur.yaml sources)")
 	runs := flag.Int("runs", 20, "measured runs (after the warm-up runs)")
 	hold := flag.Duration("hold", 300*time.Millisecond, "how long the provider holds the first request before answering (RSS is sampled at its end)")
-	ceiling := flag.Bool("ceiling", false, "declare a spend ceiling (max_session_tokens), which loads the tokenizer")
+	ceiling := flag.Bool("ceiling", false, "declare a spend ceiling (max_session_tokens): each request is counted before it is sent")
 	flag.StringVar(&wrap, "wrap", "", "command prefix for each measured mur run, split on spaces (e.g. a profiler: perf record -g -o p.data --)")
 	flag.IntVar(&fleetSize, "fleet", 0, "after the runs, this many capsules idle at once: report each one's PSS")
 	flag.Parse()
