@@ -76,6 +76,16 @@ func (t *timerPollable) Changed() <-chan struct{} {
 // the indices of the ready ones (wasi:io/poll.poll).
 func Poll(ctx context.Context, ps []Pollable) ([]uint32, error) {
 	for {
+		// Take each pollable's change channel before asking whether it is
+		// ready: a change that lands between the two then closes a channel
+		// this call holds. Asked the other way round, a change between the
+		// check and the subscription notifies nobody, and the wait that
+		// follows never ends.
+		cases := make([]reflect.SelectCase, 0, len(ps)+1)
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+		for _, p := range ps {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(p.Changed())})
+		}
 		var ready []uint32
 		for i, p := range ps {
 			if p.Ready() {
@@ -84,11 +94,6 @@ func Poll(ctx context.Context, ps []Pollable) ([]uint32, error) {
 		}
 		if len(ready) > 0 || len(ps) == 0 {
 			return ready, nil
-		}
-		cases := make([]reflect.SelectCase, 0, len(ps)+1)
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-		for _, p := range ps {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(p.Changed())})
 		}
 		if i, _, _ := reflect.Select(cases); i == 0 {
 			return nil, ctx.Err()
