@@ -13,7 +13,13 @@ import (
 
 // agentConfig maps the capsule manifest (defaults applied) and the
 // driver's own models: table onto what the loop reads.
-func agentConfig(c *manifest.Capsule, driver *manifest.Artifact) (agent.Config, error) {
+//
+// artifact looks up a staged artifact's manifest: each of
+// inference.alternates is resolved for its limits against its own driver's
+// models: table, as the primary is, so a launch refuses an alternate
+// without an output cap or input budget (E-RUN-052, E-RUN-055) and
+// session_start's model_limits lists every choice.
+func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, artifact func(name string) (*manifest.Artifact, bool)) (agent.Config, error) {
 	inf := c.Inference
 	cfg := agent.Config{Capsule: c.Name, Model: inf.Model}
 	if inf.Driver != nil {
@@ -28,6 +34,13 @@ func agentConfig(c *manifest.Capsule, driver *manifest.Artifact) (agent.Config, 
 	}
 	if driver != nil {
 		cfg.ModelTable = modelTable(driver)
+	}
+	for _, a := range inf.Alternates {
+		ch := agent.Choice{Name: a.Name, Driver: a.Driver.Artifact, Model: a.Model}
+		if own, ok := artifact(a.Driver.Artifact); ok && own != nil {
+			ch.Table = modelTable(own)
+		}
+		cfg.Alternates = append(cfg.Alternates, ch)
 	}
 	cfg.Limits.MaxTokens = deref(inf.MaxTokens)
 	if c.Context != nil {

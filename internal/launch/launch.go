@@ -151,7 +151,7 @@ func Run(ctx context.Context, f Flags, stdout, stderr io.Writer) int {
 	// compilations before the engine closes.
 	prepare(l.lazies)
 
-	cfg, err := agentConfig(c, driverManifest)
+	cfg, err := agentConfig(c, driverManifest, l.res.Artifact)
 	if err != nil {
 		fmt.Fprintf(stderr, "mur: %v\n", err)
 		return agent.ExitCodeRefused
