@@ -454,7 +454,7 @@ func rewriteStreams(wasm []byte) (out []byte, mode streamsMode) {
 		return wasm, streamsSlow
 	}
 	var patches []patch
-	adapter := map[int]bool{} // streams instances lowered with the adapter's realloc
+	adapterReads := false // a streams function is lowered with the adapter's realloc
 	for _, lw := range lowers {
 		if lw.fn >= len(funcs) {
 			panic(errRewrite)
@@ -465,19 +465,13 @@ func rewriteStreams(wasm []byte) (out []byte, mode streamsMode) {
 		}
 		opts := wasm[lw.optsStart:lw.optsEnd]
 		if ra, ok := reallocOpt(opts); ok && (int(ra) >= len(coreFuncs) || coreFuncs[ra] == adapterRealloc) {
-			adapter[o.inst] = true
+			adapterReads = true
 		}
 		patches = append(patches, patch{lw.optsStart, lw.optsEnd, latin1Opts(opts)})
 	}
-	mode = streamsReadWrite
-	for inst := range streamsTy {
-		if adapter[inst] {
-			mode = streamsWrites
-		}
-	}
 	var params, results []patch
 	for _, pos := range streamsTy {
-		p, r := streamsTypePatches(wasm, pos, mode == streamsReadWrite)
+		p, r := streamsTypePatches(wasm, pos, !adapterReads)
 		params, results = append(params, p...), append(results, r...)
 	}
 	switch {
@@ -485,11 +479,10 @@ func rewriteStreams(wasm []byte) (out []byte, mode streamsMode) {
 		return wasm, streamsSlow
 	case len(results) == 0:
 		mode = streamsWrites
+	default:
+		mode = streamsReadWrite
 	}
 	patches = append(append(patches, params...), results...)
-	if len(patches) == 0 {
-		return wasm, streamsSlow
-	}
 	return applyPatches(wasm, sections, patches), mode
 }
 
