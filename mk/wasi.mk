@@ -23,6 +23,7 @@ test-wasi-guests: guests
 	MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh internal/wasi/testdata/probe-go
 	node internal/wasi/testdata/probe-js/build.mjs $(GUEST_OUT)/wasi-probe-js.wasm
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run 'Guest' -v ./internal/wasi
+	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run 'RewriteRealGuests' ./internal/wasm/cm
 
 CI_TARGETS += test-wasi-guests
 
