@@ -38,7 +38,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // cacheFormat is cm's own part of the cache key: bump it whenever cm
 // changes what it compiles from a binary (the streams rewrite), so no
 // process loads code an older cm compiled differently.
-const cacheFormat = 4
+const cacheFormat = 5
 
 func (e *Engine) cacheKey(digest [32]byte) string {
 	h := sha256.New()
@@ -101,7 +101,7 @@ func (e *Engine) loadCached(dir, key string) (*Component, streamsMode) {
 }
 
 // modeLetters name a streamsMode in cache file names.
-var modeLetters = [...]byte{streamsSlow: 's', streamsWrites: 'w', streamsReadWrite: 'f'}
+var modeLetters = [...]byte{streamsSlow: 's', streamsWrites: 'w', streamsReadWrite: 'f', streamsShim: 'r'}
 
 func modeFromName(path string) streamsMode {
 	for m, c := range modeLetters {

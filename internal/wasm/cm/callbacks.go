@@ -74,8 +74,11 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	if err := out.check(); err != nil {
 		return c.fail(fmt.Errorf("%s returned a bad value: %w", hf.name, err))
 	}
-	if hf.streams == streamsReadWrite {
+	switch hf.streams {
+	case streamsReadWrite:
 		out = bytesToLatin1(out) // valid UTF-8 by construction
+	case streamsShim:
+		out = bytesToShim(out) // likewise
 	}
 	dst := (*cval)(unsafe.Pointer(results))
 	if err := toC(ctx, &out, dst); err != nil {

@@ -45,6 +45,7 @@ const (
 	streamsSlow      streamsMode = iota // not rewritten
 	streamsWrites                       // list<u8> parameters only
 	streamsReadWrite                    // parameters and read results
+	streamsShim                         // parameters, and reads through the shim (shim.go)
 )
 
 // fastStreams reports whether an import is a wasi:io/streams 0.2 instance.
@@ -306,8 +307,21 @@ type funcOrigin struct {
 }
 
 // rewriteStreams returns the component with the wasi:io/streams byte fast
-// path applied, and how.
-func rewriteStreams(wasm []byte) (out []byte, mode streamsMode) {
+// path applied, and how: writes patched in place and reads through the
+// shim when wrapReads takes the component, else both patched in place
+// (reads only when no read is lowered with the adapter's allocator).
+func rewriteStreams(wasm []byte) ([]byte, streamsMode) {
+	w, _ := patchStreams(wasm, false)
+	if out, ok := wrapReads(w); ok {
+		return out, streamsShim
+	}
+	return patchStreams(wasm, true)
+}
+
+// patchStreams applies the in-place rewrite: parameters always, read
+// results when reads is set and no read is lowered with the adapter's
+// allocator.
+func patchStreams(wasm []byte, reads bool) (out []byte, mode streamsMode) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errRewrite {
@@ -471,7 +485,7 @@ func rewriteStreams(wasm []byte) (out []byte, mode streamsMode) {
 	}
 	var params, results []patch
 	for _, pos := range streamsTy {
-		p, r := streamsTypePatches(wasm, pos, !adapterReads)
+		p, r := streamsTypePatches(wasm, pos, reads && !adapterReads)
 		params, results = append(params, p...), append(results, r...)
 	}
 	switch {

@@ -1,0 +1,883 @@
+package cm
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// The read shim: wasi:io/streams reads at memcpy speed for any guest.
+//
+// The in-place latin1 rewrite (rewrite.go) makes reads cross as strings,
+// but lowering latin1 costs three passes over non-ASCII data (our UTF-8
+// encoding, wasmtime's validation, its per-char latin1 loop) and does not
+// work at all for guests built with the preview1 adapter. So when it can,
+// cm nests the guest inside a small outer component instead:
+//
+//	outer
+//	├─ imports: the guest's own, except that the streams instance's reads
+//	│  return result<string, stream-error>
+//	├─ core shim: its own memory; lowers the host's string reads (one
+//	│  memcpy into shim memory) and decodes them in place to bytes
+//	├─ lifts the shim's reads back to result<list<u8>, stream-error>
+//	└─ the guest, instantiated with those reads in its streams instance
+//	   and every other import passed through; its exports re-exported
+//
+// A call from the guest to a lifted read is a component-to-component
+// call: wasmtime compiles it into an adapter that copies the bytes from
+// shim memory into the guest's with one allocation of exactly their
+// length, which even the adapter's cabi_import_realloc takes.
+//
+// The host sends each read as one string (shimEncode): 'A' followed by the
+// bytes when they are valid UTF-8 (the shim just skips the mode byte), or
+// 'B' followed by each byte b as the two-byte UTF-8 of U+0100+b, which the
+// shim turns back into b without a branch per byte.
+//
+// Anything wrapReads does not recognise leaves the guest as it was, and
+// the in-place rewrite is tried instead.
+
+// shimSpaces counts the index spaces a component's import prefix defines.
+type shimSpaces struct {
+	types, funcs, instances, components, modules uint32
+}
+
+// shimImport is one top-level import of the guest: its name and the sort
+// and index it has in the outer component (the same as in the guest,
+// since the outer starts with a copy of the guest's import prefix).
+type shimImport struct {
+	name string
+	sort []byte
+	idx  uint32
+}
+
+// shimExport is one top-level export of the guest.
+type shimExport struct {
+	name string
+	sort byte
+}
+
+// streamsExport is one export of the streams instance type.
+type streamsExport struct {
+	name   string
+	sort   byte     // 0x01 func, 0x03 type
+	params []string // a read function's parameter names
+}
+
+const (
+	readFunc         = "[method]input-stream.read"
+	blockingReadFunc = "[method]input-stream.blocking-read"
+)
+
+// wrapReads returns inner nested in an outer component that serves its
+// stream reads through the shim, or ok=false when inner's shape is not
+// one it understands (the caller then keeps inner as it is).
+func wrapReads(inner []byte) (out []byte, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errRewrite {
+				panic(r)
+			}
+			out, ok = nil, false
+		}
+	}()
+	if len(inner) < 8 || string(inner[:4]) != "\x00asm" || inner[6] != 0x01 || inner[7] != 0x00 {
+		return nil, false
+	}
+	var (
+		prefix    []section
+		sp        shimSpaces
+		typeStart []int // per type index of the prefix: offset of its definition, or -1
+		imports   []shimImport
+		exports   []shimExport
+		streams   = -1 // index of imports holding the streams instance
+		streamsTy = -1 // offset of its instance type
+		inPrefix  = true
+	)
+	r := &reader{b: inner, pos: 8}
+	for r.pos < len(inner) {
+		id := r.byte_()
+		size := int(r.u32())
+		start := r.pos
+		if size < 0 || start+size > len(inner) {
+			panic(errRewrite)
+		}
+		sr := &reader{b: inner[:start+size], pos: start}
+		switch {
+		case id == 0: // custom: not needed in the outer
+		case inPrefix && id == 7:
+			sr.vec(func() {
+				typeStart = append(typeStart, sr.pos)
+				sr.deftype()
+				sp.types++
+			})
+		case inPrefix && id == 6:
+			sr.vec(func() {
+				a := sr.alias()
+				switch a.sort {
+				case 0x01:
+					sp.funcs++
+				case 0x03:
+					typeStart = append(typeStart, -1)
+					sp.types++
+				case 0x04:
+					sp.components++
+				case 0x05:
+					sp.instances++
+				default: // core or value aliases before any core instance
+					panic(errRewrite)
+				}
+			})
+		case inPrefix && id == 10:
+			sr.vec(func() {
+				name := sr.externName()
+				imp := shimImport{name: name}
+				switch k, idx := sr.externdesc(); k {
+				case 0x00:
+					imp.sort, imp.idx = []byte{0x00, 0x11}, sp.modules
+					sp.modules++
+				case 0x01:
+					imp.sort, imp.idx = []byte{0x01}, sp.funcs
+					sp.funcs++
+				case 0x03:
+					imp.sort, imp.idx = []byte{0x03}, sp.types
+					typeStart = append(typeStart, -1)
+					sp.types++
+				case 0x04:
+					imp.sort, imp.idx = []byte{0x04}, sp.components
+					sp.components++
+				case 0x05:
+					if fastStreams(name) {
+						if streams >= 0 || int(idx) >= len(typeStart) || typeStart[idx] < 0 {
+							panic(errRewrite)
+						}
+						streams, streamsTy = len(imports), typeStart[idx]
+					}
+					imp.sort, imp.idx = []byte{0x05}, sp.instances
+					sp.instances++
+				default: // values
+					panic(errRewrite)
+				}
+				imports = append(imports, imp)
+			})
+		case id == 10: // an import after the prefix: not a shape we copy
+			panic(errRewrite)
+		case id == 11:
+			inPrefix = false
+			sr.vec(func() {
+				name := sr.externName()
+				s := sr.byte_()
+				if s == 0x00 || s == 0x02 {
+					panic(errRewrite) // core sorts and values
+				}
+				sr.u32()
+				sr.optional(func() { sr.externdesc() })
+				exports = append(exports, shimExport{name: name, sort: s})
+			})
+		default:
+			inPrefix = false
+		}
+		if inPrefix && id != 0 {
+			if sr.pos != start+size {
+				panic(errRewrite)
+			}
+			prefix = append(prefix, section{id: id, start: start, end: start + size})
+		}
+		r.pos = start + size
+	}
+	if streams < 0 {
+		return nil, false
+	}
+	_, results := streamsTypePatches(inner, streamsTy, true)
+	decls := streamsDecls(inner, streamsTy)
+	var reads []streamsExport
+	for _, d := range exportsOf(decls) {
+		if d.name == readFunc || d.name == blockingReadFunc {
+			if len(d.params) != 2 {
+				panic(errRewrite)
+			}
+			reads = append(reads, d)
+		}
+	}
+	if len(results) == 0 || len(reads) == 0 {
+		return nil, false
+	}
+	for _, need := range []string{"input-stream", "stream-error"} {
+		if !hasExport(exportsOf(decls), need, 0x03) {
+			return nil, false
+		}
+	}
+	return buildOuter(inner, prefix, results, sp, imports, exports, imports[streams].idx, decls, reads), true
+}
+
+func hasExport(decls []streamsExport, name string, sort byte) bool {
+	for _, d := range decls {
+		if d.name == name && d.sort == sort {
+			return true
+		}
+	}
+	return false
+}
+
+// streamsDecl is one declaration of the streams instance type, as the
+// reexport component needs it.
+type streamsDecl struct {
+	kind  byte   // 0x01 type, 0x02 outer alias, 0x04 export
+	body  []byte // a type's definition, or a type export's bounds
+	outer uint32 // an outer alias's type index in the enclosing component
+	local uint32 // the local type index a type, alias or type export creates
+	streamsExport
+	fnType uint32 // a function export's local type index
+}
+
+// streamsDecls reads the declarations of the instance type at pos.
+func streamsDecls(wasm []byte, pos int) []streamsDecl {
+	r := &reader{b: wasm, pos: pos}
+	if r.byte_() != 0x42 {
+		panic(errRewrite)
+	}
+	funcTypes := map[uint32][]string{} // local type index -> parameter names
+	var types uint32
+	var out []streamsDecl
+	r.vec(func() {
+		d := streamsDecl{kind: r.byte_(), local: types}
+		switch d.kind {
+		case 0x01:
+			start := r.pos
+			if c := r.peek(); c == 0x40 || c == 0x43 {
+				funcTypes[types] = funcParamNames(r)
+			} else {
+				r.deftype()
+			}
+			d.body = wasm[start:r.pos]
+			types++
+		case 0x02:
+			if r.byte_() != 0x03 || r.byte_() != 0x02 || r.u32() != 1 {
+				panic(errRewrite) // only outer type aliases to the enclosing component
+			}
+			d.outer = r.u32()
+			types++
+		case 0x04:
+			d.name = r.externName()
+			start := r.pos
+			switch k, idx := r.externdesc(); k {
+			case 0x01:
+				d.sort, d.fnType, d.params = 0x01, idx, funcTypes[idx]
+			case 0x03:
+				d.sort, d.body = 0x03, wasm[start+1:r.pos]
+				types++
+			default:
+				panic(errRewrite)
+			}
+		default:
+			panic(errRewrite)
+		}
+		out = append(out, d)
+	})
+	return out
+}
+
+// exports returns the named exports among decls.
+func exportsOf(decls []streamsDecl) []streamsExport {
+	var out []streamsExport
+	for _, d := range decls {
+		if d.kind == 0x04 {
+			out = append(out, d.streamsExport)
+		}
+	}
+	return out
+}
+
+// funcParamNames reads a function type and returns its parameter names.
+func funcParamNames(r *reader) []string {
+	r.pos++
+	var names []string
+	r.vec(func() {
+		names = append(names, r.str())
+		r.valtype()
+	})
+	switch r.byte_() {
+	case 0x00:
+		r.valtype()
+	case 0x01:
+		if r.byte_() != 0 {
+			panic(errRewrite)
+		}
+	default:
+		panic(errRewrite)
+	}
+	return names
+}
+
+// reexportArg is an import of the reexport component: an outer type it
+// needs (outer, when byOuter) or a streams export by name.
+type reexportArg struct {
+	name    string
+	sort    byte
+	byOuter bool
+	outer   uint32
+	export  string
+}
+
+// reexportComponent builds the component whose instance is the guest's
+// streams instance. A bag of exports cannot be it: a [method] export must
+// name its resource through an export of the same component. So the
+// functions are imported under plain names, with the declared types (made
+// of imports, as an import's must be), and exported under their own names
+// ascribed a copy of those types made of the component's exports.
+//
+// Its items follow the instance type's declarations one to one, so the
+// declarations' type indices hold unchanged: a type is defined, an outer
+// alias becomes a resource import (a component may not alias an outer
+// resource), a type export becomes a type import. Then come the type
+// exports, a copy of every type definition with named types replaced by
+// their exports, and the functions.
+func reexportComponent(decls []streamsDecl) ([]byte, []reexportArg) {
+	out := []byte("\x00asm\x0d\x00\x01\x00")
+	var args []reexportArg
+	var types uint32
+	for _, d := range decls {
+		switch d.kind {
+		case 0x01:
+			out = appendSection(out, 7, 1, d.body)
+			types++
+		case 0x02:
+			name := fmt.Sprintf("outer-t%d", d.local)
+			imp := appendName([]byte{0x00}, name)
+			out = appendSection(out, 10, 1, append(imp, 0x03, 0x01))
+			args = append(args, reexportArg{name: name, sort: 0x03, byOuter: true, outer: d.outer})
+			types++
+		case 0x04:
+			if d.sort == 0x03 {
+				imp := appendName([]byte{0x00}, d.name)
+				out = appendSection(out, 10, 1, append(append(imp, 0x03), d.body...))
+				args = append(args, reexportArg{name: d.name, sort: 0x03, export: d.name})
+				types++
+			}
+		}
+	}
+	// Type exports: each makes a new index, the one functions must use.
+	remap := map[uint32]uint32{}
+	for _, d := range decls {
+		if d.kind == 0x04 && d.sort == 0x03 {
+			ex := appendName([]byte{0x00}, d.name)
+			ex = append(ex, 0x03)
+			ex = appendU32(ex, d.local)
+			out = appendSection(out, 11, 1, append(ex, 0x00))
+			remap[d.local] = types
+			types++
+		}
+	}
+	for _, d := range decls {
+		if d.kind == 0x01 {
+			body := remapDeftype(d.body, remap)
+			out = appendSection(out, 7, 1, body)
+			remap[d.local] = types
+			types++
+		}
+	}
+	var funcs uint32
+	for _, d := range decls {
+		if d.kind == 0x04 && d.sort == 0x01 {
+			ty, ok := remap[d.fnType]
+			if !ok {
+				panic(errRewrite)
+			}
+			name := fmt.Sprintf("func-f%d", funcs)
+			imp := appendName([]byte{0x00}, name)
+			imp = append(imp, 0x01)
+			out = appendSection(out, 10, 1, appendU32(imp, d.fnType))
+			args = append(args, reexportArg{name: name, sort: 0x01, export: d.name})
+			ex := appendName([]byte{0x00}, d.name)
+			ex = append(ex, 0x01)
+			ex = appendU32(ex, funcs)
+			ex = append(ex, 0x01, 0x01) // ascribed the type made of exports
+			out = appendSection(out, 11, 1, appendU32(ex, ty))
+			funcs++
+		}
+	}
+	return out, args
+}
+
+// remapDeftype re-encodes a type definition with the type indices it
+// refers to replaced by remap's (indices remap lacks are kept).
+func remapDeftype(body []byte, remap map[uint32]uint32) []byte {
+	r := &reader{b: body}
+	var out []byte
+	idx := func(i uint32) uint32 {
+		if j, ok := remap[i]; ok {
+			return j
+		}
+		return i
+	}
+	valtype := func() {
+		if c := r.peek(); c&0x80 == 0 && c >= 0x40 {
+			out = append(out, r.byte_())
+			return
+		}
+		out = appendS33(out, idx(r.u32()))
+	}
+	optValtype := func() {
+		switch r.byte_() {
+		case 0:
+			out = append(out, 0)
+		case 1:
+			out = append(out, 1)
+			valtype()
+		default:
+			panic(errRewrite)
+		}
+	}
+	names := func(each func()) {
+		n := r.u32()
+		out = appendU32(out, n)
+		for ; n > 0; n-- {
+			out = appendName(out, r.str())
+			if each != nil {
+				each()
+			}
+		}
+	}
+	switch c := r.byte_(); {
+	case c == 0x40: // func
+		out = append(out, c)
+		names(valtype)
+		switch r.byte_() {
+		case 0x00:
+			out = append(out, 0x00)
+			valtype()
+		case 0x01:
+			if r.byte_() != 0 {
+				panic(errRewrite)
+			}
+			out = append(out, 0x01, 0x00)
+		default:
+			panic(errRewrite)
+		}
+	case c >= 0x73 && c <= 0x7f, c == 0x64:
+		out = append(out, c)
+	case c == 0x72: // record
+		out = append(out, c)
+		names(valtype)
+	case c == 0x71: // variant
+		out = append(out, c)
+		names(func() {
+			optValtype()
+			if r.byte_() != 0 {
+				panic(errRewrite) // refines: gone from the model
+			}
+			out = append(out, 0)
+		})
+	case c == 0x70, c == 0x6b: // list, option
+		out = append(out, c)
+		valtype()
+	case c == 0x6f: // tuple
+		out = append(out, c)
+		n := r.u32()
+		out = appendU32(out, n)
+		for ; n > 0; n-- {
+			valtype()
+		}
+	case c == 0x6e, c == 0x6d: // flags, enum
+		out = append(out, c)
+		names(nil)
+	case c == 0x6a: // result
+		out = append(out, c)
+		optValtype()
+		optValtype()
+	case c == 0x69, c == 0x68: // own, borrow
+		out = append(out, c)
+		out = appendU32(out, idx(r.u32()))
+	default:
+		panic(errRewrite)
+	}
+	if r.pos != len(body) {
+		panic(errRewrite)
+	}
+	return out
+}
+
+// buildOuter writes the outer component (see the comment at the top).
+func buildOuter(inner []byte, prefix []section, results []patch, sp shimSpaces, imports []shimImport,
+	exports []shimExport, streamsInst uint32, all []streamsDecl, reads []streamsExport) []byte {
+	decls := exportsOf(all)
+	out := append([]byte(nil), inner[:8]...)
+	// The guest's imports, with the streams reads returning strings.
+	out = append(out, applyPatches(inner, prefix, results)[8:]...)
+
+	// Every export of the streams instance, aliased: types to build the
+	// lifted reads' type and the guest's streams instance, functions to
+	// pass through (and the host's reads, to lower into the shim).
+	idx := map[string]uint32{}
+	var aliases []byte
+	for _, d := range decls {
+		aliases = append(aliases, d.sort, 0x00)
+		aliases = appendU32(aliases, streamsInst)
+		aliases = appendName(aliases, d.name)
+		if d.sort == 0x03 {
+			idx[d.name] = sp.types
+			sp.types++
+		} else {
+			idx[d.name] = sp.funcs
+			sp.funcs++
+		}
+	}
+	out = appendSection(out, 6, len(decls), aliases)
+
+	// result<list<u8>, stream-error> and the read functions' type.
+	listTy, resultTy, borrowTy, funcTy := sp.types, sp.types+1, sp.types+2, sp.types+3
+	sp.types += 4
+	var types []byte
+	types = append(types, 0x70, 0x7d)
+	types = append(types, 0x6a, 0x01)
+	types = appendS33(types, listTy)
+	types = append(types, 0x01)
+	types = appendS33(types, idx["stream-error"])
+	types = append(types, 0x68)
+	types = appendU32(types, idx["input-stream"])
+	types = append(types, 0x40, 0x02)
+	types = appendName(types, reads[0].params[0])
+	types = appendS33(types, borrowTy)
+	types = appendName(types, reads[0].params[1])
+	types = append(types, 0x77, 0x00)
+	types = appendS33(types, resultTy)
+	out = appendSection(out, 7, 4, types)
+
+	// The shim's two core modules: its memory and allocator, and its reads.
+	names := make([]string, len(reads))
+	for i, d := range reads {
+		names[i] = d.name
+	}
+	memMod, readMod := sp.modules, sp.modules+1
+	for _, m := range shimModules(names) {
+		out = append(out, 1)
+		out = appendU32(out, uint32(len(m)))
+		out = append(out, m...)
+	}
+
+	// Core instance 0: memory and allocator. Its exports are core
+	// memory 0 and core funcs 0 (realloc) and 1 (reset).
+	out = appendSection(out, 2, 1, appendU32([]byte{0x00}, memMod), 0x00)
+	var ca []byte
+	for _, a := range []struct {
+		sort byte
+		name string
+	}{{0x02, "memory"}, {0x00, "realloc"}, {0x00, "reset"}} {
+		ca = append(ca, 0x00, a.sort, 0x01, 0x00)
+		ca = appendName(ca, a.name)
+	}
+	out = appendSection(out, 6, 3, ca)
+
+	// The host's reads lowered into shim memory (core funcs 2, 3, ...).
+	memOpts := []byte{0x02, 0x03, 0x00, 0x04, 0x00} // memory 0, realloc 0 (UTF-8)
+	var lowers []byte
+	for _, d := range reads {
+		lowers = append(lowers, 0x01, 0x00)
+		lowers = appendU32(lowers, idx[d.name])
+		lowers = append(lowers, memOpts...)
+	}
+	// The borrow of the stream a lifted read receives must be dropped
+	// before it returns (core func 2+n).
+	lowers = append(lowers, 0x03)
+	lowers = appendU32(lowers, idx["input-stream"])
+	out = appendSection(out, 8, len(reads)+1, lowers)
+
+	// Core instance 1 bundles them with the memory; core instance 2 is the
+	// read module instantiated with it.
+	var bundle []byte
+	bundle = append(bundle, 0x01)
+	bundle = appendU32(bundle, uint32(len(reads)+2))
+	bundle = appendName(bundle, "memory")
+	bundle = append(bundle, 0x02, 0x00)
+	bundle = appendName(bundle, "drop")
+	bundle = append(bundle, 0x00)
+	bundle = appendU32(bundle, uint32(2+len(reads)))
+	for i, d := range reads {
+		bundle = appendName(bundle, d.name)
+		bundle = append(bundle, 0x00)
+		bundle = appendU32(bundle, uint32(2+i))
+	}
+	bundle = append(bundle, 0x00)
+	bundle = appendU32(bundle, readMod)
+	bundle = append(bundle, 0x01)
+	bundle = appendName(bundle, "host")
+	bundle = append(bundle, 0x12, 0x01)
+	out = appendSection(out, 2, 2, bundle)
+
+	// The shim's reads (core funcs 3+n, ...) lifted with the read type.
+	var ra []byte
+	for _, d := range reads {
+		ra = append(ra, 0x00, 0x00, 0x01, 0x02)
+		ra = appendName(ra, d.name)
+	}
+	out = appendSection(out, 6, len(reads), ra)
+	var lifts []byte
+	for i, d := range reads {
+		lifts = append(lifts, 0x00, 0x00)
+		lifts = appendU32(lifts, uint32(3+len(reads)+i))
+		lifts = append(lifts, 0x03, 0x03, 0x00, 0x04, 0x00, 0x05, 0x01) // memory 0, realloc 0, post-return 1
+		lifts = appendU32(lifts, funcTy)
+		idx[d.name] = sp.funcs
+		sp.funcs++
+	}
+	out = appendSection(out, 8, len(reads), lifts)
+
+	// The guest's streams instance: the reexport component instantiated
+	// with every export as aliased, the reads lifted.
+	re, reArgs := reexportComponent(all)
+	out = append(out, 4)
+	out = appendU32(out, uint32(len(re)))
+	out = append(out, re...)
+	var si []byte
+	si = append(si, 0x00)
+	si = appendU32(si, sp.components)
+	si = appendU32(si, uint32(len(reArgs)))
+	for _, a := range reArgs {
+		si = appendName(si, a.name)
+		si = append(si, a.sort)
+		if a.byOuter {
+			si = appendU32(si, a.outer)
+		} else {
+			si = appendU32(si, idx[a.export])
+		}
+	}
+	sp.components++
+	guestStreams := sp.instances
+	sp.instances++
+	out = appendSection(out, 5, 1, si)
+
+	// The guest itself, instantiated with the outer's imports.
+	out = append(out, 4)
+	out = appendU32(out, uint32(len(inner)))
+	out = append(out, inner...)
+	var inst []byte
+	inst = append(inst, 0x00)
+	inst = appendU32(inst, sp.components)
+	inst = appendU32(inst, uint32(len(imports)))
+	for _, imp := range imports {
+		inst = appendName(inst, imp.name)
+		if fastStreams(imp.name) {
+			inst = append(inst, 0x05)
+			inst = appendU32(inst, guestStreams)
+			continue
+		}
+		inst = append(inst, imp.sort...)
+		inst = appendU32(inst, imp.idx)
+	}
+	guest := sp.instances
+	out = appendSection(out, 5, 1, inst)
+
+	// Its exports, re-exported under their names.
+	if len(exports) > 0 {
+		counts := map[byte]uint32{0x01: sp.funcs, 0x03: sp.types, 0x04: sp.components, 0x05: sp.instances + 1}
+		var ea, ex []byte
+		for _, e := range exports {
+			ea = append(ea, e.sort, 0x00)
+			ea = appendU32(ea, guest)
+			ea = appendName(ea, e.name)
+			ex = append(ex, 0x00)
+			ex = appendName(ex, e.name)
+			ex = append(ex, e.sort)
+			ex = appendU32(ex, counts[e.sort])
+			ex = append(ex, 0x00)
+			counts[e.sort]++
+		}
+		out = appendSection(out, 6, len(exports), ea)
+		out = appendSection(out, 11, len(exports), ex)
+	}
+	return out
+}
+
+// appendSection appends a section of n entries (body already encoded;
+// extra bytes follow it).
+func appendSection(out []byte, id byte, n int, body []byte, extra ...byte) []byte {
+	content := appendU32(nil, uint32(n))
+	content = append(content, body...)
+	content = append(content, extra...)
+	out = append(out, id)
+	out = appendU32(out, uint32(len(content)))
+	return append(out, content...)
+}
+
+func appendName(b []byte, s string) []byte {
+	return append(appendU32(b, uint32(len(s))), s...)
+}
+
+// appendS33 encodes a type index where a valtype is expected: a
+// non-negative signed LEB128 (so 64–127 take two bytes and never read as
+// a primitive type).
+func appendS33(b []byte, v uint32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if x == 0 && c&0x40 == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// shimModules returns the shim's two core modules for the given read
+// functions: "mem" (memory, a bump allocator reset after every call) and
+// "reads" (one export per read: call the host, decode in place).
+func shimModules(reads []string) [2][]byte {
+	shimOnce.Do(func() {
+		var err error
+		if shimMem, err = Wat2Wasm(shimMemText); err != nil {
+			panic(fmt.Sprintf("cm: shim memory module: %v", err))
+		}
+	})
+	text := readsText(reads)
+	shimMu.Lock()
+	defer shimMu.Unlock()
+	m, ok := shimReads[text]
+	if !ok {
+		var err error
+		if m, err = Wat2Wasm(text); err != nil {
+			panic(fmt.Sprintf("cm: shim read module: %v", err))
+		}
+		shimReads[text] = m
+	}
+	return [2][]byte{shimMem, m}
+}
+
+var (
+	shimOnce  sync.Once
+	shimMem   []byte
+	shimMu    sync.Mutex
+	shimReads = map[string][]byte{}
+)
+
+// shimMemText: the results area is bytes 0–15 (a read's result is 12
+// bytes at 0); allocations start at 16 and are all dropped by reset, the
+// lifted reads' post-return, once the guest has its copy.
+const shimMemText = `(module
+  (memory (export "memory") 1)
+  (global $top (mut i32) (i32.const 16))
+  (func (export "realloc") (param $old i32) (param $oldSize i32) (param $align i32) (param $size i32) (result i32)
+    (local $p i32) (local $end i64) (local $have i64)
+    (local.set $p (i32.and
+      (i32.add (global.get $top) (i32.sub (local.get $align) (i32.const 1)))
+      (i32.sub (i32.const 0) (local.get $align))))
+    (local.set $end (i64.add (i64.extend_i32_u (local.get $p)) (i64.extend_i32_u (local.get $size))))
+    (local.set $have (i64.shl (i64.extend_i32_u (memory.size)) (i64.const 16)))
+    (if (i64.gt_u (local.get $end) (local.get $have))
+      (then
+        (if (i32.eq
+              (memory.grow (i32.wrap_i64 (i64.shr_u
+                (i64.add (i64.sub (local.get $end) (local.get $have)) (i64.const 65535))
+                (i64.const 16))))
+              (i32.const -1))
+          (then unreachable))))
+    (if (local.get $old)
+      (then (memory.copy (local.get $p) (local.get $old)
+        (select (local.get $oldSize) (local.get $size) (i32.lt_u (local.get $oldSize) (local.get $size))))))
+    (global.set $top (i32.wrap_i64 (local.get $end)))
+    (local.get $p))
+  (func (export "reset") (param i32)
+    (global.set $top (i32.const 16))))`
+
+// readsText is the read module. Each read calls the host's (which leaves
+// result<string, stream-error> at 0: case byte, then pointer and length),
+// drops the stream it borrowed, and turns an ok string back into bytes in
+// place: after 'A' the bytes
+// are the rest; after 'B' each pair c0 c1 is the byte (c0&3)<<6 | c1&0x3f,
+// four at a time from one 64-bit load.
+func readsText(reads []string) string {
+	var b strings.Builder
+	b.WriteString("(module\n  (import \"host\" \"memory\" (memory 1))\n")
+	b.WriteString("  (import \"host\" \"drop\" (func $drop (param i32)))\n")
+	for i, name := range reads {
+		fmt.Fprintf(&b, "  (import \"host\" %q (func $host%d (param i32 i64 i32)))\n", name, i)
+	}
+	for i, name := range reads {
+		fmt.Fprintf(&b, `  (func (export %q) (param i32 i64) (result i32)
+    (call $host%d (local.get 0) (local.get 1) (i32.const 0))
+    (call $drop (local.get 0))
+    (call $decode)
+    (i32.const 0))
+`, name, i)
+	}
+	b.WriteString(`  (func $decode
+    (local $p i32) (local $n i32) (local $src i32) (local $dst i32) (local $end i32) (local $w i64)
+    (if (i32.load8_u (i32.const 0)) (then (return)))
+    (local.set $p (i32.load (i32.const 4)))
+    (local.set $n (i32.load (i32.const 8)))
+    (if (i32.eqz (local.get $n)) (then unreachable))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 0x41))
+      (then
+        (i32.store (i32.const 4) (i32.add (local.get $p) (i32.const 1)))
+        (i32.store (i32.const 8) (i32.sub (local.get $n) (i32.const 1)))
+        (return)))
+    (local.set $src (i32.add (local.get $p) (i32.const 1)))
+    (local.set $dst (local.get $p))
+    (local.set $end (i32.add (local.get $p) (local.get $n)))
+    (block $tail
+      (loop $words
+        (br_if $tail (i32.gt_u (i32.add (local.get $src) (i32.const 8)) (local.get $end)))
+        (local.set $w (i64.load align=1 (local.get $src)))
+        (local.set $w (i64.or
+          (i64.shl (i64.and (local.get $w) (i64.const 0x0003000300030003)) (i64.const 6))
+          (i64.and (i64.shr_u (local.get $w) (i64.const 8)) (i64.const 0x003f003f003f003f))))
+        (local.set $w (i64.and (i64.or (local.get $w) (i64.shr_u (local.get $w) (i64.const 8)))
+          (i64.const 0x0000ffff0000ffff)))
+        (local.set $w (i64.or (local.get $w) (i64.shr_u (local.get $w) (i64.const 16))))
+        (i32.store align=1 (local.get $dst) (i32.wrap_i64 (local.get $w)))
+        (local.set $src (i32.add (local.get $src) (i32.const 8)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
+        (br $words)))
+    (block $done
+      (loop $pairs
+        (br_if $done (i32.ge_u (i32.add (local.get $src) (i32.const 1)) (local.get $end)))
+        (i32.store8 (local.get $dst) (i32.or
+          (i32.shl (i32.and (i32.load8_u (local.get $src)) (i32.const 3)) (i32.const 6))
+          (i32.and (i32.load8_u offset=1 (local.get $src)) (i32.const 0x3f))))
+        (local.set $src (i32.add (local.get $src) (i32.const 2)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 1)))
+        (br $pairs)))
+    (i32.store (i32.const 8) (i32.sub (local.get $dst) (local.get $p))))
+)`)
+	return b.String()
+}
+
+// shimEncode is how a read's bytes cross to the shim (see the top).
+func shimEncode(b []byte) string {
+	if utf8.Valid(b) {
+		out := make([]byte, 1+len(b))
+		out[0] = 'A'
+		copy(out[1:], b)
+		return unsafe.String(&out[0], len(out))
+	}
+	out := make([]byte, 1+2*len(b))
+	out[0] = 'B'
+	for i, c := range b {
+		out[1+2*i] = 0xc4 | c>>6
+		out[2+2*i] = 0x80 | c&0x3f
+	}
+	return unsafe.String(&out[0], len(out))
+}
+
+// bytesToShim turns the list<u8> results of a streams function whose
+// reads go through the shim into the strings the host's type expects.
+func bytesToShim(v Val) Val {
+	if v.kind == KindList {
+		if b, ok := v.Bytes(); ok {
+			return String(shimEncode(b))
+		}
+		return v
+	}
+	switch v.kind {
+	case KindTuple, KindRecord, KindVariant, KindOption, KindResult:
+		if len(v.elems) == 0 {
+			return v
+		}
+		elems := make([]Val, len(v.elems))
+		for i, e := range v.elems {
+			elems[i] = bytesToShim(e)
+		}
+		v.elems = elems
+	}
+	return v
+}
