@@ -2,9 +2,11 @@
 ;; end-to-end throughput benchmark: drain(path, chunk) opens path under the
 ;; first preopen, takes read-via-stream(0) and calls blocking-read(chunk)
 ;; until the stream closes, returning the byte count (or 2^64-1 on an open
-;; error). realloc hands every large allocation one fixed buffer (each
+;; error); digest(path, chunk) returns the FNV-1a 64 of the bytes
+;; instead. realloc hands every large allocation one fixed buffer (each
 ;; chunk is dropped before the next arrives, as a copying guest would reuse
-;; its buffer) and bump-allocates the few small ones (the preopen list).
+;; its buffer) and bump-allocates small ones, starting over when the bump
+;; area is used up (the preopen list is read before any chunk arrives).
 (component $root
   (import "wasi:io/error@0.2.0" (instance $ioerr
     (export "error" (type (sub resource)))
@@ -56,6 +58,9 @@
       (local $p i32)
       (if (i32.gt_u (local.get 3) (i32.const 1024)) (then (return (i32.const 65536))))
       (local.set $p (i32.and (i32.add (global.get $bump) (i32.const 7)) (i32.const -8)))
+      ;; small chunks are not kept either: start over before the buffer
+      (if (i32.gt_u (i32.add (local.get $p) (local.get 3)) (i32.const 65536))
+        (then (local.set $p (i32.const 1024))))
       (global.set $bump (i32.add (local.get $p) (local.get 3)))
       (local.get $p))
   )
@@ -75,8 +80,11 @@
     (import "w" "read-via-stream" (func $read-via-stream (param i32 i64 i32)))
     (import "w" "blocking-read" (func $blocking-read (param i32 i64 i32)))
     ;; scratch: 100 dirs, 200 open, 300 stream, 400 read result
-    (func (export "drain") (param $p i32) (param $l i32) (param $chunk i64) (result i64)
-      (local $total i64) (local $in i32)
+    ;; each: drains path in chunk-byte reads; with $hash set it returns
+    ;; the FNV-1a 64 of the bytes instead of their count.
+    (func $each (param $p i32) (param $l i32) (param $chunk i64) (param $hash i32) (result i64)
+      (local $total i64) (local $h i64) (local $in i32) (local $b i32) (local $e i32)
+      (local.set $h (i64.const 0xcbf29ce484222325))
       (call $get-dirs (i32.const 100))
       (call $open-at (i32.load (i32.load (i32.const 100))) (i32.const 1) (local.get $p) (local.get $l)
         (i32.const 0) (i32.const 1) (i32.const 200))
@@ -89,8 +97,24 @@
           (call $blocking-read (local.get $in) (local.get $chunk) (i32.const 400))
           (br_if $done (i32.load8_u (i32.const 400)))
           (local.set $total (i64.add (local.get $total) (i64.extend_i32_u (i32.load (i32.const 408)))))
+          (if (local.get $hash)
+            (then
+              (local.set $b (i32.load (i32.const 404)))
+              (local.set $e (i32.add (local.get $b) (i32.load (i32.const 408))))
+              (block $hashed
+                (loop $byte
+                  (br_if $hashed (i32.ge_u (local.get $b) (local.get $e)))
+                  (local.set $h (i64.mul
+                    (i64.xor (local.get $h) (i64.load8_u (local.get $b)))
+                    (i64.const 0x100000001b3)))
+                  (local.set $b (i32.add (local.get $b) (i32.const 1)))
+                  (br $byte)))))
           (br $next)))
-      (local.get $total))
+      (select (local.get $h) (local.get $total) (local.get $hash)))
+    (func (export "drain") (param i32 i32 i64) (result i64)
+      (call $each (local.get 0) (local.get 1) (local.get 2) (i32.const 0)))
+    (func (export "digest") (param i32 i32 i64) (result i64)
+      (call $each (local.get 0) (local.get 1) (local.get 2) (i32.const 1)))
   )
   (core instance $i (instantiate $m
     (with "libc" (instance $libc))
@@ -101,4 +125,6 @@
       (export "blocking-read" (func $blocking-read))))))
   (func (export "drain") (param "path" string) (param "chunk" u64) (result u64)
     (canon lift (core func $i "drain") (memory $mem) (realloc $realloc)))
+  (func (export "digest") (param "path" string) (param "chunk" u64) (result u64)
+    (canon lift (core func $i "digest") (memory $mem) (realloc $realloc)))
 )

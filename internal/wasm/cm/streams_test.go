@@ -254,8 +254,8 @@ func BenchmarkStreams(b *testing.B) {
 
 // TestRewriteRealGuests runs the streams rewrite on toolchain-built
 // components (Go via jco, JS via componentize-js) when MUR_GUEST_OUT names
-// a directory of them (make guests): a Go guest gets its writes rewritten,
-// every other its reads and writes, and each must still compile.
+// a directory of them (make guests): each takes the read shim when it
+// reads streams, and must still compile.
 func TestRewriteRealGuests(t *testing.T) {
 	dir := os.Getenv("MUR_GUEST_OUT")
 	if dir == "" {
@@ -273,12 +273,10 @@ func TestRewriteRealGuests(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, mode := rewriteStreams(wasm)
-			// A Go guest (its SDK arena's marker, tools/wasmlink) reads
-			// files through the preview1 adapter, which lowers reads into
-			// its callers' buffers. A JS guest may carry the adapter too,
-			// for preopens, but lowers its reads with its own allocator.
-			want := streamsReadWrite
-			if bytes.Contains(wasm, []byte("mur-arena-v2")) {
+			// Every guest that reads streams takes the read shim; one that
+			// only writes (stdout) gets its writes patched.
+			want := streamsShim
+			if !bytes.Contains(wasm, []byte(readFunc)) && !bytes.Contains(wasm, []byte(blockingReadFunc)) {
 				want = streamsWrites
 			}
 			if mode != want {
