@@ -56,12 +56,11 @@ func (e *Engine) compileCached(wasm []byte, digest [32]byte) (*Component, error)
 		c.streams = mode
 		return c, nil
 	}
-	code, mode := e.rewrite(wasm)
-	c, err := e.compile(code, digest)
+	c, err := e.compileFast(wasm, digest)
 	if err != nil {
 		return nil, err
 	}
-	c.streams = mode
+	mode := c.streams
 	// A cache that cannot be written costs time, not correctness.
 	_ = e.storeCached(c, dir, key, mode)
 	return c, nil

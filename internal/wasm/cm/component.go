@@ -56,8 +56,24 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 	if e.cfg.CacheDir != "" {
 		return e.compileCached(wasm, digest)
 	}
+	return e.compileFast(wasm, digest)
+}
+
+// compileFast compiles wasm with as much of the streams fast path as
+// compiles: a rewritten form that does not (a shape the rewrite misjudged)
+// falls back to the in-place rewrite, then to the guest as given, whose
+// error is the one reported.
+func (e *Engine) compileFast(wasm []byte, digest [32]byte) (*Component, error) {
 	code, mode := e.rewrite(wasm)
 	c, err := e.compile(code, digest)
+	if err != nil && mode == streamsShim {
+		code, mode = patchStreams(wasm, true)
+		c, err = e.compile(code, digest)
+	}
+	if err != nil && mode != streamsSlow {
+		mode = streamsSlow
+		c, err = e.compile(wasm, digest)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -337,3 +337,36 @@ func TestRewriteModes(t *testing.T) {
 		})
 	}
 }
+
+// TestShimFallsBack: a streams instance type the read shim misjudges (an
+// outer alias that is not a resource, which its reexport component
+// imports as one) does not compile wrapped; Compile falls back to the
+// in-place rewrite instead of failing.
+func TestShimFallsBack(t *testing.T) {
+	wasm, err := Wat2Wasm(`(component $root
+  (type $len u64)
+  (import "wasi:io/streams@0.2.3" (instance $s
+    (alias outer $root $len (type $len'))
+    (export "size" (type $size (eq $len')))
+    (export "input-stream" (type $in (sub resource)))
+    (type $se' (variant (case "closed")))
+    (export "stream-error" (type $se (eq $se')))
+    (export "[method]input-stream.read"
+      (func (param "self" (borrow $in)) (param "len" $size) (result (result (list u8) (error $se)))))
+  ))
+)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := wrapReads(wasm); !ok {
+		t.Fatal("wrapReads refused the component; the test needs one it takes")
+	}
+	c, err := newEngine(t, Config{}).Compile(wasm)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	defer c.Close()
+	if c.streams != streamsReadWrite {
+		t.Fatalf("streams mode %d, want the in-place rewrite (%d)", c.streams, streamsReadWrite)
+	}
+}
