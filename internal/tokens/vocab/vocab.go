@@ -4,16 +4,23 @@
 //
 // Layout (all integers little-endian uint32):
 //
-//	header   64 bytes: magic "murvocab", version, count, slotBits, bytesLen,
-//	         SHA-256 of everything after the header, 8 zero bytes
-//	offsets  count+1 entries: token r is bytes[offsets[r]:offsets[r+1]]
-//	slots    1<<slotBits entries of an open-addressing (linear probing)
-//	         hash table: fingerprint<<rankBits | rank, or empty
-//	bytes    the tokens concatenated in rank order
+//	header   64 bytes: magic "murvocab", version, count, bucketBits,
+//	         recordsLen, SHA-256 of everything after the header, 8 zero bytes
+//	buckets  1<<bucketBits + 1 entries: the records of the tokens whose hash
+//	         falls in bucket b are records[buckets[b]:buckets[b+1]]
+//	ranks    count entries: where rank r's record starts in records, or
+//	         empty for a rank not in use (for Token only)
+//	records  per token, bucket by bucket: len<<rankBits | rank, then the
+//	         token's bytes
 //
-// A slot carries a fingerprint of the hash beside the rank so a probe only
-// reads the token bytes when the fingerprint matches: most lookups during
-// byte-pair merging are misses, and a miss then touches one slot line.
+// The layout is chosen for the memory a count makes resident, not only its
+// speed: a lookup reads one bucket entry and one run of records, with the
+// token bytes beside their rank, so the pages counting can touch are the
+// bucket index and the records (2.3 MiB for o200k_base), not a sparse
+// hash table, a rank-ordered offsets array and the bytes (4.1 MiB in
+// version 1). The kernel maps file pages 64 KiB or a whole folio at a
+// time, and a page of a random-access table is touched after a few hundred
+// lookups, so what counts is the size of what lookups may read at all.
 package vocab
 
 import (
@@ -26,19 +33,22 @@ import (
 
 const (
 	magic      = "murvocab"
-	version    = 1
+	version    = 2
 	headerSize = 64
 
 	rankBits = 18
 	rankMask = 1<<rankBits - 1
-	fpMask   = 1<<(32-rankBits) - 1
-	// empty marks an unused slot; its rank field is rankMask, a rank no
-	// table holds (MaxCount keeps ranks below it).
+	// empty marks a rank with no token in the ranks section.
 	empty = 0xFFFFFFFF
 
 	// MaxCount is the most ranks a table holds: ranks must fit in rankBits
-	// with rankMask left over for empty.
+	// with rankMask left over.
 	MaxCount = rankMask
+	// MaxTokenLen is the longest token a table holds: its length shares a
+	// record's first word with the rank.
+	MaxTokenLen = 1<<(32-rankBits) - 1
+
+	maxBucketBits = 24
 )
 
 // ErrFormat is the kind of every error from Open and Verify: the blob is not
@@ -47,12 +57,12 @@ var ErrFormat = errors.New("vocab: not a usable table")
 
 // Table is an opened vocabulary. The zero Table holds no tokens.
 type Table struct {
-	data     string
-	count    uint32
-	slotBits uint32
-	offsets  int // byte offset of the offsets section in data
-	slots    int
-	bytes    int
+	data       string
+	count      uint32
+	bucketBits uint32
+	buckets    int // byte offset of the buckets section in data
+	ranks      int
+	records    int
 }
 
 // Open checks the header of data and the section sizes it declares, and
@@ -65,19 +75,19 @@ func Open(data string) (Table, error) {
 	if v := u32(data, 8); v != version {
 		return Table{}, fmt.Errorf("%w: version %d, want %d", ErrFormat, v, version)
 	}
-	count, slotBits, bytesLen := u32(data, 12), u32(data, 16), u32(data, 20)
-	if count > MaxCount || slotBits < 1 || slotBits > 30 || uint64(count) >= 1<<slotBits {
-		return Table{}, fmt.Errorf("%w: count %d with %d slot bits", ErrFormat, count, slotBits)
+	count, bucketBits, recordsLen := u32(data, 12), u32(data, 16), u32(data, 20)
+	if count > MaxCount || bucketBits < 1 || bucketBits > maxBucketBits {
+		return Table{}, fmt.Errorf("%w: count %d with %d bucket bits", ErrFormat, count, bucketBits)
 	}
-	t := Table{data: data, count: count, slotBits: slotBits}
-	t.offsets = headerSize
-	t.slots = t.offsets + 4*int(count+1)
-	t.bytes = t.slots + 4<<slotBits
-	if want := t.bytes + int(bytesLen); len(data) != want {
+	t := Table{data: data, count: count, bucketBits: bucketBits}
+	t.buckets = headerSize
+	t.ranks = t.buckets + 4*(1<<bucketBits+1)
+	t.records = t.ranks + 4*int(count)
+	if want := t.records + int(recordsLen); len(data) != want {
 		return Table{}, fmt.Errorf("%w: %d bytes, header says %d", ErrFormat, len(data), want)
 	}
-	if last := u32(data, t.slots-4); last != bytesLen {
-		return Table{}, fmt.Errorf("%w: offsets end at %d, bytes section is %d", ErrFormat, last, bytesLen)
+	if first, last := u32(data, t.buckets), u32(data, t.ranks-4); first != 0 || last != recordsLen {
+		return Table{}, fmt.Errorf("%w: buckets span %d..%d, records section is %d", ErrFormat, first, last, recordsLen)
 	}
 	return t, nil
 }
@@ -105,88 +115,93 @@ func (t Table) Token(r int) string {
 	if r < 0 || r >= int(t.count) {
 		return ""
 	}
-	o := t.offsets + 4*r
-	return t.data[t.bytes+int(u32(t.data, o)) : t.bytes+int(u32(t.data, o+4))]
+	at := u32(t.data, t.ranks+4*r)
+	if at == empty {
+		return ""
+	}
+	p := t.records + int(at)
+	n := int(u32(t.data, p) >> rankBits)
+	return t.data[p+4 : p+4+n]
 }
 
 // Rank returns the rank of token s and whether the table holds it.
 func (t Table) Rank(s string) (int, bool) {
-	if t.count == 0 {
+	if t.count == 0 || len(s) > MaxTokenLen {
 		return 0, false
 	}
-	h := hash(s)
-	mask := uint32(1)<<t.slotBits - 1
-	i := uint32(h >> (64 - t.slotBits))
-	fp := uint32(h) & fpMask
-	for {
-		v := u32(t.data, t.slots+4*int(i))
-		if v == empty {
-			return 0, false
+	b := int(hash(s) >> (64 - t.bucketBits))
+	o := t.buckets + 4*b
+	p, end := t.records+int(u32(t.data, o)), t.records+int(u32(t.data, o+4))
+	for p < end {
+		w := u32(t.data, p)
+		n := int(w >> rankBits)
+		if n == len(s) && t.data[p+4:p+4+n] == s {
+			return int(w & rankMask), true
 		}
-		if v>>rankBits == fp {
-			r := int(v & rankMask)
-			o := t.offsets + 4*r
-			if t.data[t.bytes+int(u32(t.data, o)):t.bytes+int(u32(t.data, o+4))] == s {
-				return r, true
-			}
-		}
-		i = (i + 1) & mask
+		p += 4 + n
 	}
+	return 0, false
 }
 
 // Build lays out a table for tokens, where tokens[r] is the bytes of rank r
-// ("" for a rank not in use). slotBits sizes the hash table; it must leave
-// it less than full. The result passes Verify.
-func Build(tokens []string, slotBits uint) ([]byte, error) {
+// ("" for a rank not in use). bucketBits sizes the bucket index: with
+// 1<<bucketBits buckets a lookup scans len(tokens)>>bucketBits records on
+// average. The result passes Verify.
+func Build(tokens []string, bucketBits uint) ([]byte, error) {
 	if len(tokens) > MaxCount {
 		return nil, fmt.Errorf("vocab: %d tokens, at most %d fit", len(tokens), MaxCount)
 	}
-	if slotBits < 1 || slotBits > 30 || len(tokens) >= 1<<slotBits {
-		return nil, fmt.Errorf("vocab: %d slot bits cannot hold %d tokens", slotBits, len(tokens))
+	if bucketBits < 1 || bucketBits > maxBucketBits {
+		return nil, fmt.Errorf("vocab: %d bucket bits, want 1 to %d", bucketBits, maxBucketBits)
 	}
-	total := 0
-	for _, tok := range tokens {
-		total += len(tok)
-	}
-	if total > 1<<31 {
-		return nil, fmt.Errorf("vocab: %d bytes of tokens is too many", total)
-	}
-	nslots := 1 << slotBits
-	out := make([]byte, headerSize+4*(len(tokens)+1)+4*nslots+total)
-	copy(out, magic)
-	le := binary.LittleEndian
-	le.PutUint32(out[8:], version)
-	le.PutUint32(out[12:], uint32(len(tokens)))
-	le.PutUint32(out[16:], uint32(slotBits))
-	le.PutUint32(out[20:], uint32(total))
-
-	offsets := out[headerSize:]
-	slots := offsets[4*(len(tokens)+1):]
-	body := slots[4*nslots:]
-	for i := range nslots {
-		le.PutUint32(slots[4*i:], empty)
-	}
+	nb := 1 << bucketBits
+	// Each bucket's tokens, in rank order (so the commonest, lowest
+	// ranks of a bucket are found first).
+	bucketOf := make([][]int, nb)
 	seen := make(map[string]int, len(tokens))
-	off := 0
-	mask := uint32(nslots - 1)
+	total := 0
 	for r, tok := range tokens {
-		le.PutUint32(offsets[4*r:], uint32(off))
-		off += copy(body[off:], tok)
 		if tok == "" {
 			continue
+		}
+		if len(tok) > MaxTokenLen {
+			return nil, fmt.Errorf("vocab: token of rank %d is %d bytes, at most %d fit", r, len(tok), MaxTokenLen)
 		}
 		if prev, dup := seen[tok]; dup {
 			return nil, fmt.Errorf("vocab: token %q has ranks %d and %d", tok, prev, r)
 		}
 		seen[tok] = r
-		h := hash(tok)
-		i := uint32(h >> (64 - slotBits))
-		for le.Uint32(slots[4*i:]) != empty {
-			i = (i + 1) & mask
-		}
-		le.PutUint32(slots[4*i:], (uint32(h)&fpMask)<<rankBits|uint32(r))
+		b := hash(tok) >> (64 - bucketBits)
+		bucketOf[b] = append(bucketOf[b], r)
+		total += 4 + len(tok)
 	}
-	le.PutUint32(offsets[4*len(tokens):], uint32(off))
+	if total > 1<<31 {
+		return nil, fmt.Errorf("vocab: %d bytes of records is too many", total)
+	}
+	out := make([]byte, headerSize+4*(nb+1)+4*len(tokens)+total)
+	copy(out, magic)
+	le := binary.LittleEndian
+	le.PutUint32(out[8:], version)
+	le.PutUint32(out[12:], uint32(len(tokens)))
+	le.PutUint32(out[16:], uint32(bucketBits))
+	le.PutUint32(out[20:], uint32(total))
+
+	buckets := out[headerSize:]
+	ranks := buckets[4*(nb+1):]
+	records := ranks[4*len(tokens):]
+	for r := range tokens {
+		le.PutUint32(ranks[4*r:], empty)
+	}
+	off := 0
+	for b, rs := range bucketOf {
+		le.PutUint32(buckets[4*b:], uint32(off))
+		for _, r := range rs {
+			le.PutUint32(ranks[4*r:], uint32(off))
+			le.PutUint32(records[off:], uint32(len(tokens[r]))<<rankBits|uint32(r))
+			off += 4 + copy(records[off+4:], tokens[r])
+		}
+	}
+	le.PutUint32(buckets[4*nb:], uint32(off))
 	sum := sha256.Sum256(out[headerSize:])
 	copy(out[24:56], sum[:])
 	return out, nil

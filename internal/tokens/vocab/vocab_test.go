@@ -8,9 +8,9 @@ import (
 
 var small = []string{"a", "b", "ab", "", "hello", " world", "\x00", "\xff\xfe", strings.Repeat("long", 10), "abc"}
 
-func build(t testing.TB, tokens []string, slotBits uint) string {
+func build(t testing.TB, tokens []string, bucketBits uint) string {
 	t.Helper()
-	b, err := Build(tokens, slotBits)
+	b, err := Build(tokens, bucketBits)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -61,18 +61,19 @@ func TestZeroTable(t *testing.T) {
 
 func TestBuildRejects(t *testing.T) {
 	tests := []struct {
-		name     string
-		tokens   []string
-		slotBits uint
+		name       string
+		tokens     []string
+		bucketBits uint
 	}{
 		{"duplicate", []string{"a", "b", "a"}, 4},
-		{"table full", []string{"a", "b", "c", "d"}, 2},
-		{"no slots", []string{"a"}, 0},
+		{"token too long", []string{"a", strings.Repeat("x", MaxTokenLen+1)}, 2},
+		{"no buckets", []string{"a"}, 0},
+		{"too many buckets", []string{"a"}, maxBucketBits + 1},
 		{"too many tokens", make([]string, MaxCount+1), 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Build(tt.tokens, tt.slotBits); err == nil {
+			if _, err := Build(tt.tokens, tt.bucketBits); err == nil {
 				t.Error("Build accepted it")
 			}
 		})
@@ -93,13 +94,16 @@ func TestOpenRejects(t *testing.T) {
 		{"empty", ""},
 		{"short", good[:40]},
 		{"bad magic", patch(0, 'M')},
-		{"other version", patch(8, 2)},
-		{"count past slots", patch(12, 0xff, 0xff)},
-		{"slot bits zero", patch(16, 0)},
-		{"bytes length", patch(20, 1)},
+		{"other version", patch(8, 1)},
+		{"count past the end", patch(12, 0xff, 0xff)},
+		{"count past MaxCount", patch(12, 0xff, 0xff, 0xff)},
+		{"bucket bits zero", patch(16, 0)},
+		{"bucket bits too many", patch(16, maxBucketBits+1)},
+		{"records length", patch(20, 1)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing", good + "x"},
-		{"last offset", patch(headerSize+4*len(small), 3)},
+		{"first bucket", patch(headerSize, 3)},
+		{"last bucket", patch(headerSize+4*(1<<5), 3)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +121,7 @@ func TestOpenRejects(t *testing.T) {
 // the table (it reads the header only), Verify does not.
 func TestVerifyChecksum(t *testing.T) {
 	good := build(t, small, 5)
-	for _, off := range []int{headerSize + 2, headerSize + 4*(len(small)+1) + 3, len(good) - 1, 30} {
+	for _, off := range []int{headerSize + 6, headerSize + 4*(1<<5+1) + 3, len(good) - 1, 30} {
 		s := []byte(good)
 		s[off] ^= 0x40
 		if _, err := Open(string(s)); err != nil {
@@ -172,11 +176,13 @@ func FuzzBuild(f *testing.F) {
 			}
 			seen[tok] = r
 		}
-		bits := uint(1)
-		for 1<<bits <= len(tokens) {
-			bits++
+		for _, tok := range tokens {
+			if len(tok) > MaxTokenLen {
+				t.Skip("a token longer than the format holds")
+			}
 		}
-		data := build(t, tokens, bits)
+		// Few buckets, so that lookups scan runs of several records.
+		data := build(t, tokens, 2)
 		if err := Verify(data); err != nil {
 			t.Fatal(err)
 		}
