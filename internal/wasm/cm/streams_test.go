@@ -182,8 +182,9 @@ func TestRewriteAdapterLowering(t *testing.T) {
 	}
 }
 
-// FuzzRewriteStreams: the rewriter never panics, and what it returns still
-// compiles whenever the input did.
+// FuzzRewriteStreams: the rewriter (in place and the read shim) never
+// panics, and a component that compiles as given still compiles with the
+// fast path on (a rewritten form that does not falls back).
 func FuzzRewriteStreams(f *testing.F) {
 	for _, name := range []string{"streams.wat", "values.wat", "resource.wat"} {
 		wasm, err := Wat2Wasm(mustRead(f, "testdata/"+name))
@@ -192,25 +193,68 @@ func FuzzRewriteStreams(f *testing.F) {
 		}
 		f.Add(wasm)
 	}
-	e, err := NewEngine(Config{SlowStreams: true})
+	for _, text := range []string{shimFallbackText, wasiStreamsText} {
+		wasm, err := Wat2Wasm(text)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(wasm)
+	}
+	slow, err := NewEngine(Config{SlowStreams: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	fast, err := NewEngine(Config{})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		out, mode := rewriteStreams(wasm)
-		if mode == streamsSlow {
+		if _, mode := rewriteStreams(wasm); mode == streamsSlow {
 			return
 		}
-		if c, err := e.Compile(wasm); err == nil {
+		if c, err := slow.Compile(wasm); err == nil {
 			c.Close()
-			c2, err := e.Compile(out)
+			c2, err := fast.Compile(wasm)
 			if err != nil {
-				t.Fatalf("rewritten component no longer compiles: %v", err)
+				t.Fatalf("compiles as given but not with the fast path: %v", err)
 			}
 			c2.Close()
 		}
 	})
 }
+
+// wasiStreamsText imports wasi:io/streams as WASI guests do and exports a
+// function that reads, so wrapReads takes it. (A top-level function export
+// whose type used the imported stream resource would not re-export from
+// the outer component; such a guest compiles through the fallback.)
+const wasiStreamsText = `(component $root
+  (import "wasi:io/error@0.2.0" (instance $ioerr (export "error" (type (sub resource)))))
+  (alias export $ioerr "error" (type $error))
+  (import "wasi:io/streams@0.2.0" (instance $streams
+    (alias outer $root $error (type $e'))
+    (export "error" (type $e (eq $e')))
+    (export "input-stream" (type $in (sub resource)))
+    (type $se' (variant (case "last-operation-failed" (own $e)) (case "closed")))
+    (export "stream-error" (type $se (eq $se')))
+    (export "[method]input-stream.read"
+      (func (param "self" (borrow $in)) (param "len" u64) (result (result (list u8) (error $se)))))
+  ))
+  (alias export $streams "input-stream" (type $input-stream))
+  (core module $libc
+    (memory (export "mem") 1)
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32) (i32.const 256)))
+  (core instance $libc (instantiate $libc))
+  (alias core export $libc "mem" (core memory $mem))
+  (alias core export $libc "realloc" (core func $realloc))
+  (core func $read (canon lower (func $streams "[method]input-stream.read") (memory $mem) (realloc $realloc)))
+  (core module $m
+    (import "s" "read" (func $read (param i32 i64 i32)))
+    (func (export "len") (result i32)
+      (call $read (i32.const 1) (i64.const 16) (i32.const 0))
+      (i32.const 0)))
+  (core instance $i (instantiate $m (with "s" (instance (export "read" (func $read))))))
+  (func (export "len") (result u32) (canon lift (core func $i "len")))
+)`
 
 // BenchmarkStreams moves bytes through the streams-shaped import from
 // inside the guest (no export-side copies): write = guest to host, read =
@@ -343,18 +387,7 @@ func TestRewriteModes(t *testing.T) {
 // imports as one) does not compile wrapped; Compile falls back to the
 // in-place rewrite instead of failing.
 func TestShimFallsBack(t *testing.T) {
-	wasm, err := Wat2Wasm(`(component $root
-  (type $len u64)
-  (import "wasi:io/streams@0.2.3" (instance $s
-    (alias outer $root $len (type $len'))
-    (export "size" (type $size (eq $len')))
-    (export "input-stream" (type $in (sub resource)))
-    (type $se' (variant (case "closed")))
-    (export "stream-error" (type $se (eq $se')))
-    (export "[method]input-stream.read"
-      (func (param "self" (borrow $in)) (param "len" $size) (result (result (list u8) (error $se)))))
-  ))
-)`)
+	wasm, err := Wat2Wasm(shimFallbackText)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,5 +401,40 @@ func TestShimFallsBack(t *testing.T) {
 	defer c.Close()
 	if c.streams != streamsReadWrite {
 		t.Fatalf("streams mode %d, want the in-place rewrite (%d)", c.streams, streamsReadWrite)
+	}
+}
+
+const shimFallbackText = `(component $root
+  (type $len u64)
+  (import "wasi:io/streams@0.2.3" (instance $s
+    (alias outer $root $len (type $len'))
+    (export "size" (type $size (eq $len')))
+    (export "input-stream" (type $in (sub resource)))
+    (type $se' (variant (case "closed")))
+    (export "stream-error" (type $se (eq $se')))
+    (export "[method]input-stream.read"
+      (func (param "self" (borrow $in)) (param "len" $size) (result (result (list u8) (error $se)))))
+  ))
+)`
+
+// TestShimWrapsWASIShapedStreams: a component importing streams the way
+// WASI guests do is nested in the read shim, compiles, and reads.
+func TestShimWrapsWASIShapedStreams(t *testing.T) {
+	wasm, err := Wat2Wasm(wasiStreamsText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, mode := rewriteStreams(wasm)
+	if mode != streamsShim {
+		t.Fatalf("mode %d, want the shim", mode)
+	}
+	e := newEngine(t, Config{})
+	c, err := e.Compile(wasm)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	defer c.Close()
+	if c.streams != streamsShim || len(out) <= len(wasm) {
+		t.Fatalf("compiled with mode %d", c.streams)
 	}
 }
