@@ -2,7 +2,7 @@
 // rank): a flat little-endian blob that a program embeds and reads where it
 // lies, so opening it costs a header check, not a 200k-entry map build.
 //
-// Layout (all integers little-endian uint32):
+// Layout (integers little-endian, uint32 unless said otherwise):
 //
 //	header   64 bytes: magic "murvocab", version, count, bucketBits,
 //	         recordsLen, SHA-256 of everything after the header, 8 zero bytes
@@ -10,13 +10,14 @@
 //	         falls in bucket b are records[buckets[b]:buckets[b+1]]
 //	ranks    count entries: where rank r's record starts in records, or
 //	         empty for a rank not in use (for Token only)
-//	records  per token, bucket by bucket: len<<rankBits | rank, then the
-//	         token's bytes
+//	records  per token, bucket by bucket: a 3-byte word len<<rankBits |
+//	         rank, then the token's bytes; a token longer than shortMax
+//	         bytes has len 0 in the word and its length in the next byte
 //
 // The layout is chosen for the memory a count makes resident, not only its
 // speed: a lookup reads one bucket entry and one run of records, with the
 // token bytes beside their rank, so the pages counting can touch are the
-// bucket index and the records (2.3 MiB for o200k_base), not a sparse
+// bucket index and the records (2.0 MiB for o200k_base), not a sparse
 // hash table, a rank-ordered offsets array and the bytes (4.1 MiB in
 // version 1). The kernel maps file pages 64 KiB or a whole folio at a
 // time, and a page of a random-access table is touched after a few hundred
@@ -33,7 +34,7 @@ import (
 
 const (
 	magic      = "murvocab"
-	version    = 2
+	version    = 3
 	headerSize = 64
 
 	rankBits = 18
@@ -44,9 +45,12 @@ const (
 	// MaxCount is the most ranks a table holds: ranks must fit in rankBits
 	// with rankMask left over.
 	MaxCount = rankMask
-	// MaxTokenLen is the longest token a table holds: its length shares a
-	// record's first word with the rank.
-	MaxTokenLen = 1<<(32-rankBits) - 1
+	// shortMax is the longest token whose length fits in the record's
+	// word beside the rank (6 bits; 0 marks a longer one).
+	shortMax = 1<<(24-rankBits) - 1
+	// MaxTokenLen is the longest token a table holds: a longer-than-short
+	// token's length is one byte.
+	MaxTokenLen = 255
 
 	maxBucketBits = 24
 )
@@ -119,9 +123,19 @@ func (t Table) Token(r int) string {
 	if at == empty {
 		return ""
 	}
-	p := t.records + int(at)
-	n := int(u32(t.data, p) >> rankBits)
-	return t.data[p+4 : p+4+n]
+	_, tok, _ := t.record(t.records + int(at))
+	return tok
+}
+
+// record decodes the record at byte p of data: its rank, its token, and
+// where the next record starts.
+func (t Table) record(p int) (rank int, tok string, next int) {
+	w := uint32(t.data[p]) | uint32(t.data[p+1])<<8 | uint32(t.data[p+2])<<16
+	n, q := int(w>>rankBits), p+3
+	if n == 0 {
+		n, q = int(t.data[q]), q+1
+	}
+	return int(w & rankMask), t.data[q : q+n], q + n
 }
 
 // Rank returns the rank of token s and whether the table holds it.
@@ -133,12 +147,11 @@ func (t Table) Rank(s string) (int, bool) {
 	o := t.buckets + 4*b
 	p, end := t.records+int(u32(t.data, o)), t.records+int(u32(t.data, o+4))
 	for p < end {
-		w := u32(t.data, p)
-		n := int(w >> rankBits)
-		if n == len(s) && t.data[p+4:p+4+n] == s {
-			return int(w & rankMask), true
+		r, tok, next := t.record(p)
+		if tok == s {
+			return r, true
 		}
-		p += 4 + n
+		p = next
 	}
 	return 0, false
 }
@@ -173,7 +186,10 @@ func Build(tokens []string, bucketBits uint) ([]byte, error) {
 		seen[tok] = r
 		b := hash(tok) >> (64 - bucketBits)
 		bucketOf[b] = append(bucketOf[b], r)
-		total += 4 + len(tok)
+		total += 3 + len(tok)
+		if len(tok) > shortMax {
+			total++
+		}
 	}
 	if total > 1<<31 {
 		return nil, fmt.Errorf("vocab: %d bytes of records is too many", total)
@@ -197,8 +213,19 @@ func Build(tokens []string, bucketBits uint) ([]byte, error) {
 		le.PutUint32(buckets[4*b:], uint32(off))
 		for _, r := range rs {
 			le.PutUint32(ranks[4*r:], uint32(off))
-			le.PutUint32(records[off:], uint32(len(tokens[r]))<<rankBits|uint32(r))
-			off += 4 + copy(records[off+4:], tokens[r])
+			tok := tokens[r]
+			n := len(tok)
+			if n > shortMax {
+				n = 0
+			}
+			w := uint32(n)<<rankBits | uint32(r)
+			records[off], records[off+1], records[off+2] = byte(w), byte(w>>8), byte(w>>16)
+			off += 3
+			if n == 0 {
+				records[off] = byte(len(tok))
+				off++
+			}
+			off += copy(records[off:], tok)
 		}
 	}
 	le.PutUint32(buckets[4*nb:], uint32(off))

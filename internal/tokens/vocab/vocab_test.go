@@ -6,7 +6,10 @@ import (
 	"testing"
 )
 
-var small = []string{"a", "b", "ab", "", "hello", " world", "\x00", "\xff\xfe", strings.Repeat("long", 10), "abc"}
+// small has tokens on both sides of the short-length limit (shortMax):
+// the longer ones keep their length in a byte of their own.
+var small = []string{"a", "b", "ab", "", "hello", " world", "\x00", "\xff\xfe", strings.Repeat("long", 10), "abc",
+	strings.Repeat("s", shortMax), strings.Repeat("y", shortMax+1), strings.Repeat("z", MaxTokenLen)}
 
 func build(t testing.TB, tokens []string, bucketBits uint) string {
 	t.Helper()
@@ -40,7 +43,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("Rank(%q) = %d, %v; want %d", tok, got, ok, r)
 		}
 	}
-	for _, s := range []string{"", "c", "abcd", "hell", "world", "longlong"} {
+	for _, s := range []string{"", "c", "abcd", "hell", "world", "longlong", strings.Repeat("y", shortMax), strings.Repeat("z", MaxTokenLen+1)} {
 		if r, ok := tb.Rank(s); ok {
 			t.Errorf("Rank(%q) = %d, want absent", s, r)
 		}
