@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/wasm/cm"
@@ -84,6 +85,46 @@ func TestPrepareLeavesCachedToolToFirstCall(t *testing.T) {
 		_, err = lc.Run(context.Background(), component.ToolInput{})
 		if err == nil || errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("eager=%t: first call = %v, want the component's missing export", eager, err)
+		}
+		lc.Close()
+	}
+}
+
+// prepare hands memory back to the OS (a forced collection) after a
+// compilation, whose garbage is the component's bytes and the compiler's
+// copies, and not after a load from the compile cache, which leaves none:
+// the collection would only map more of the binary in an idle capsule.
+func TestPrepareReleasesMemoryOnlyAfterCompiling(t *testing.T) {
+	calls := make(chan struct{}, 4)
+	saved := releaseMemory
+	t.Cleanup(func() { releaseMemory = saved })
+	releaseMemory = func() { calls <- struct{}{} }
+	for _, cached := range []bool{false, true} {
+		rt, lc := emptyComponent(t)
+		id := [32]byte{4, 5, 6}
+		lc.id, lc.eager = &id, true
+		if cached {
+			c, err := rt.CompileFrom(id, func() ([]byte, error) { return os.ReadFile(lc.wasm) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+		}
+		prepare([]*lazyComponent{lc})
+		r := <-lc.compiled
+		lc.compiled <- r
+		if r.err != nil || r.c == nil {
+			t.Fatalf("cached=%t: prepare: %v", cached, r.err)
+		}
+		select {
+		case <-calls:
+			if cached {
+				t.Error("a launch served from the compile cache forced a collection")
+			}
+		case <-time.After(time.Second):
+			if !cached {
+				t.Error("a launch that compiled did not release memory")
+			}
 		}
 		lc.Close()
 	}
