@@ -4,6 +4,15 @@
 # memory, over RUNS runs. Builds mur and the components if missing, then
 # runs bench/launchbench (which sets up its own HOME and provider double).
 #
+# It measures an installed copy of bin/mur, not bin/mur itself: the linker
+# writes bin/mur through a shared mapping, which can leave it in the page
+# cache in folios of up to 2 MiB, and on this kernel a fault maps the whole
+# folio, so the same binary read 31.8-33.4 MB depending on how its last
+# build was written. A copy (cp, install, a package manager's write) sits
+# in 64 KiB folios, the kernel's fault-around size, as does a binary read
+# cold from disk: VmRSS then counts the 64 KiB blocks the run touches.
+# Pass -mur bin/mur to measure the file in place.
+#
 #   bash bench/launch.sh [launchbench flags, e.g. -runs 30 -ceiling]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,4 +26,5 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/launchbench" ./bench/launchbench
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
-"$tmp/launchbench" -mur bin/mur -guests "$guests" -src "$root" "$@"
+install -m 0755 bin/mur "$tmp/mur"
+"$tmp/launchbench" -mur "$tmp/mur" -guests "$guests" -src "$root" "$@"

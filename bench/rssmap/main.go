@@ -5,7 +5,7 @@
 // /proc/<pid>/pagemap) by section and by the symbols' packages (Go) or
 // crates (Rust), so a launch's touched code and data can be named.
 //
-//	rssmap -pid N [-top 40] [-min 64]
+//	rssmap -pid N [-top 40] [-min 64] [-sections]
 //
 // Reading pagemap needs root (or CAP_SYS_ADMIN) for the present bits of
 // another process.
@@ -27,6 +27,7 @@ func main() {
 	pid := flag.Int("pid", 0, "process to inspect")
 	top := flag.Int("top", 40, "packages/crates to list per ELF file")
 	minK := flag.Int64("min", 64, "list sections and packages with at least this many resident KiB")
+	flag.BoolVar(&bySection, "sections", false, "split each package's resident bytes by the section holding them")
 	flag.Parse()
 	if *pid == 0 {
 		fmt.Fprintln(os.Stderr, "rssmap: -pid is required")
@@ -37,6 +38,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// bySection is -sections.
+var bySection bool
 
 // mapping is one line of smaps with the fields this tool reports.
 type mapping struct {
@@ -419,7 +423,11 @@ func explain(path string, pages []page, top int, minK int64) (secOf func(off uin
 		for ; i < len(syms) && syms[i].off < p.off+pageSize; i++ {
 			lo, hi := max(syms[i].off, p.off), min(syms[i].off+syms[i].size, p.off+pageSize)
 			if hi > lo {
-				owners[syms[i].owner] += int64(hi - lo)
+				key := syms[i].owner
+				if bySection {
+					key = strings.TrimSpace(in.name) + " " + key
+				}
+				owners[key] += int64(hi - lo)
 				covered += hi - lo
 			}
 		}
