@@ -2,6 +2,8 @@ package vocab
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -210,4 +212,29 @@ func FuzzBuild(f *testing.F) {
 			t.Fatalf("Rank(%q) = %d, %v; want %d, %v", probe, r, ok, want, held)
 		}
 	})
+}
+
+// TestLookupFootprint bounds what counting can make resident with the
+// embedded o200k table: lookups read the bucket index and the records,
+// never the rank index (Token's), and a count of a few KiB of text reads
+// nearly every 64 KiB block of that (the kernel maps file pages 64 KiB
+// around a fault), so its size is what a counting process keeps resident.
+// Version 1 of the format read 4.1 MiB.
+func TestLookupFootprint(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "o200k.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Open(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := (tb.ranks - tb.buckets) + (len(b) - tb.records)
+	const limit = 2_150_000
+	if read > limit {
+		t.Errorf("lookups can read %d bytes of the table, more than %d", read, limit)
+	}
+	if unread := tb.records - tb.ranks; unread != 4*tb.Len() {
+		t.Errorf("the rank index is %d bytes, want 4 per rank (%d)", unread, 4*tb.Len())
+	}
 }
