@@ -132,6 +132,38 @@ func BenchmarkGuestFileRead(b *testing.B) {
 	}
 }
 
+// BenchmarkGuestHTTPBody measures bytes per second of an HTTP response
+// body from a loopback server read end to end by a WAT guest
+// (httpdrain.wat): the runtime's wasi:http and streams path with no guest
+// language's own work per chunk.
+func BenchmarkGuestHTTPBody(b *testing.B) {
+	const size = 16 << 20
+	for _, kind := range []string{"text", "binary"} {
+		payload := streamPayload(kind, size)
+		for _, chunk := range []uint64{4 << 10, 64 << 10} {
+			b.Run(fmt.Sprintf("%s/chunk=%dKiB", kind, chunk>>10), func(b *testing.B) {
+				url, a := bodyServer(b, map[string][]byte{"body": payload})
+				inst, _, _ := instantiate(b, "httpdrain.wat", Policy{Network: a})
+				f, err := inst.Func("drain")
+				if err != nil {
+					b.Fatal(err)
+				}
+				authority := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
+				b.SetBytes(size)
+				for b.Loop() {
+					v, err := f.Call(context.Background(), cm.String(authority), cm.String("/body"), cm.U64(chunk))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if v.U64() != size {
+						b.Fatalf("drained %d bytes", v.U64())
+					}
+				}
+			})
+		}
+	}
+}
+
 // streamPayload is size bytes of the given kind: "text" is printable
 // ASCII, the fast path's best case; "binary" is pseudo-random bytes, half
 // of them ≥ 0x80, its worst case (each such byte is two bytes of UTF-8
