@@ -281,7 +281,7 @@ func streamsDecls(wasm []byte, pos int) []streamsDecl {
 	return out
 }
 
-// exports returns the named exports among decls.
+// exportsOf returns the named exports among decls.
 func exportsOf(decls []streamsDecl) []streamsExport {
 	var out []streamsExport
 	for _, d := range decls {
@@ -501,195 +501,237 @@ func remapDeftype(body []byte, remap map[uint32]uint32) []byte {
 	return out
 }
 
+// Component binary section ids and sorts the outer component uses.
+const (
+	secCoreModule   = 1
+	secCoreInstance = 2
+	secComponent    = 4
+	secInstance     = 5
+	secAlias        = 6
+	secType         = 7
+	secCanon        = 8
+	secExport       = 11
+
+	sortFunc     = 0x01
+	sortType     = 0x03
+	sortInstance = 0x05
+)
+
+// outer accumulates the outer component and the index spaces it defines.
+type outer struct {
+	out []byte
+	sp  shimSpaces
+	idx map[string]uint32 // streams export name -> its index in the outer
+}
+
 // buildOuter writes the outer component (see the comment at the top).
 func buildOuter(inner []byte, prefix []section, results []patch, sp shimSpaces, imports []shimImport,
 	exports []shimExport, streamsInst uint32, all []streamsDecl, reads []streamsExport) []byte {
-	decls := exportsOf(all)
-	out := append([]byte(nil), inner[:8]...)
+	o := &outer{out: append([]byte(nil), inner[:8]...), sp: sp, idx: map[string]uint32{}}
 	// The guest's imports, with the streams reads returning strings.
-	out = append(out, applyPatches(inner, prefix, results)[8:]...)
+	o.out = append(o.out, applyPatches(inner, prefix, results)[8:]...)
+	o.aliasStreams(streamsInst, exportsOf(all))
+	o.shim(reads, o.readType(reads))
+	streams := o.streamsInstance(all)
+	o.guest(inner, imports, exports, streams)
+	return o.out
+}
 
-	// Every export of the streams instance, aliased: types to build the
-	// lifted reads' type and the guest's streams instance, functions to
-	// pass through (and the host's reads, to lower into the shim).
-	idx := map[string]uint32{}
-	var aliases []byte
+// aliasStreams aliases every export of the streams instance: types to
+// build the lifted reads' type and the guest's streams instance,
+// functions to pass through (and the host's reads, to lower into the
+// shim).
+func (o *outer) aliasStreams(inst uint32, decls []streamsExport) {
+	var b []byte
 	for _, d := range decls {
-		aliases = append(aliases, d.sort, 0x00)
-		aliases = appendU32(aliases, streamsInst)
-		aliases = appendName(aliases, d.name)
-		if d.sort == 0x03 {
-			idx[d.name] = sp.types
-			sp.types++
+		b = append(b, d.sort, 0x00)
+		b = appendU32(b, inst)
+		b = appendName(b, d.name)
+		if d.sort == sortType {
+			o.idx[d.name] = o.sp.types
+			o.sp.types++
 		} else {
-			idx[d.name] = sp.funcs
-			sp.funcs++
+			o.idx[d.name] = o.sp.funcs
+			o.sp.funcs++
 		}
 	}
-	out = appendSection(out, 6, len(decls), aliases)
+	o.out = appendSection(o.out, secAlias, len(decls), b)
+}
 
-	// result<list<u8>, stream-error> and the read functions' type.
-	listTy, resultTy, borrowTy, funcTy := sp.types, sp.types+1, sp.types+2, sp.types+3
-	sp.types += 4
-	var types []byte
-	types = append(types, 0x70, 0x7d)
-	types = append(types, 0x6a, 0x01)
-	types = appendS33(types, listTy)
-	types = append(types, 0x01)
-	types = appendS33(types, idx["stream-error"])
-	types = append(types, 0x68)
-	types = appendU32(types, idx["input-stream"])
-	types = append(types, 0x40, 0x02)
-	types = appendName(types, reads[0].params[0])
-	types = appendS33(types, borrowTy)
-	types = appendName(types, reads[0].params[1])
-	types = append(types, 0x77, 0x00)
-	types = appendS33(types, resultTy)
-	out = appendSection(out, 7, 4, types)
+// readType defines result<list<u8>, stream-error> and the read functions'
+// type, and returns the latter's index.
+func (o *outer) readType(reads []streamsExport) uint32 {
+	listTy, resultTy, borrowTy, funcTy := o.sp.types, o.sp.types+1, o.sp.types+2, o.sp.types+3
+	o.sp.types += 4
+	var b []byte
+	b = append(b, 0x70, 0x7d) // list<u8>
+	b = append(b, 0x6a, 0x01) // result with both cases
+	b = appendS33(b, listTy)
+	b = append(b, 0x01)
+	b = appendS33(b, o.idx["stream-error"])
+	b = append(b, 0x68) // borrow
+	b = appendU32(b, o.idx["input-stream"])
+	b = append(b, 0x40, 0x02) // func of two parameters
+	b = appendName(b, reads[0].params[0])
+	b = appendS33(b, borrowTy)
+	b = appendName(b, reads[0].params[1])
+	b = append(b, 0x77, 0x00) // u64; one unnamed result
+	b = appendS33(b, resultTy)
+	o.out = appendSection(o.out, secType, 4, b)
+	return funcTy
+}
 
-	// The shim's two core modules: its memory and allocator, and its reads.
+// shim adds the shim's core modules and instances and lifts its reads,
+// which then stand under their names in o.idx.
+//
+// Core index spaces (the prefix defines none): memory 0 and funcs 0
+// (realloc) and 1 (reset) are the memory module's; funcs 2..n+1 the
+// host's n reads lowered into shim memory, n+2 the stream borrow's drop,
+// n+3.. the read module's reads.
+func (o *outer) shim(reads []streamsExport, funcTy uint32) {
 	names := make([]string, len(reads))
 	for i, d := range reads {
 		names[i] = d.name
 	}
-	memMod, readMod := sp.modules, sp.modules+1
+	memMod, readMod := o.sp.modules, o.sp.modules+1
 	for _, m := range shimModules(names) {
-		out = append(out, 1)
-		out = appendU32(out, uint32(len(m)))
-		out = append(out, m...)
+		o.out = append(o.out, secCoreModule)
+		o.out = appendU32(o.out, uint32(len(m)))
+		o.out = append(o.out, m...)
 	}
+	n := uint32(len(reads))
 
-	// Core instance 0: memory and allocator. Its exports are core
-	// memory 0 and core funcs 0 (realloc) and 1 (reset).
-	out = appendSection(out, 2, 1, appendU32([]byte{0x00}, memMod), 0x00)
-	var ca []byte
+	// Core instance 0: the memory module, instantiated with no imports.
+	o.out = appendSection(o.out, secCoreInstance, 1, appendU32([]byte{0x00}, memMod), 0x00)
+	var b []byte
 	for _, a := range []struct {
 		sort byte
 		name string
 	}{{0x02, "memory"}, {0x00, "realloc"}, {0x00, "reset"}} {
-		ca = append(ca, 0x00, a.sort, 0x01, 0x00)
-		ca = appendName(ca, a.name)
+		b = append(b, 0x00, a.sort, 0x01, 0x00) // core export of core instance 0
+		b = appendName(b, a.name)
 	}
-	out = appendSection(out, 6, 3, ca)
+	o.out = appendSection(o.out, secAlias, 3, b)
 
-	// The host's reads lowered into shim memory (core funcs 2, 3, ...).
-	memOpts := []byte{0x02, 0x03, 0x00, 0x04, 0x00} // memory 0, realloc 0 (UTF-8)
-	var lowers []byte
+	// The host's reads lowered with UTF-8 strings into shim memory, and
+	// the drop of the borrowed stream a lifted read must do before it
+	// returns.
+	b = nil
 	for _, d := range reads {
-		lowers = append(lowers, 0x01, 0x00)
-		lowers = appendU32(lowers, idx[d.name])
-		lowers = append(lowers, memOpts...)
+		b = append(b, 0x01, 0x00)
+		b = appendU32(b, o.idx[d.name])
+		b = append(b, 0x02, 0x03, 0x00, 0x04, 0x00) // memory 0, realloc 0
 	}
-	// The borrow of the stream a lifted read receives must be dropped
-	// before it returns (core func 2+n).
-	lowers = append(lowers, 0x03)
-	lowers = appendU32(lowers, idx["input-stream"])
-	out = appendSection(out, 8, len(reads)+1, lowers)
+	b = append(b, 0x03) // resource.drop
+	b = appendU32(b, o.idx["input-stream"])
+	o.out = appendSection(o.out, secCanon, len(reads)+1, b)
 
 	// Core instance 1 bundles them with the memory; core instance 2 is the
 	// read module instantiated with it.
-	var bundle []byte
-	bundle = append(bundle, 0x01)
-	bundle = appendU32(bundle, uint32(len(reads)+2))
-	bundle = appendName(bundle, "memory")
-	bundle = append(bundle, 0x02, 0x00)
-	bundle = appendName(bundle, "drop")
-	bundle = append(bundle, 0x00)
-	bundle = appendU32(bundle, uint32(2+len(reads)))
+	b = append([]byte{0x01}, appendU32(nil, n+2)...)
+	b = appendName(b, "memory")
+	b = append(b, 0x02, 0x00)
+	b = appendName(b, "drop")
+	b = append(b, 0x00)
+	b = appendU32(b, n+2)
 	for i, d := range reads {
-		bundle = appendName(bundle, d.name)
-		bundle = append(bundle, 0x00)
-		bundle = appendU32(bundle, uint32(2+i))
+		b = appendName(b, d.name)
+		b = append(b, 0x00)
+		b = appendU32(b, uint32(2+i))
 	}
-	bundle = append(bundle, 0x00)
-	bundle = appendU32(bundle, readMod)
-	bundle = append(bundle, 0x01)
-	bundle = appendName(bundle, "host")
-	bundle = append(bundle, 0x12, 0x01)
-	out = appendSection(out, 2, 2, bundle)
+	b = append(b, 0x00)
+	b = appendU32(b, readMod)
+	b = append(b, 0x01)
+	b = appendName(b, "host")
+	b = append(b, 0x12, 0x01) // core instance 1
+	o.out = appendSection(o.out, secCoreInstance, 2, b)
 
-	// The shim's reads (core funcs 3+n, ...) lifted with the read type.
-	var ra []byte
+	// The read module's reads, lifted with the read type; post-return
+	// resets the allocator once the guest has its copy.
+	b = nil
 	for _, d := range reads {
-		ra = append(ra, 0x00, 0x00, 0x01, 0x02)
-		ra = appendName(ra, d.name)
+		b = append(b, 0x00, 0x00, 0x01, 0x02) // core func, export of core instance 2
+		b = appendName(b, d.name)
 	}
-	out = appendSection(out, 6, len(reads), ra)
-	var lifts []byte
+	o.out = appendSection(o.out, secAlias, len(reads), b)
+	b = nil
 	for i, d := range reads {
-		lifts = append(lifts, 0x00, 0x00)
-		lifts = appendU32(lifts, uint32(3+len(reads)+i))
-		lifts = append(lifts, 0x03, 0x03, 0x00, 0x04, 0x00, 0x05, 0x01) // memory 0, realloc 0, post-return 1
-		lifts = appendU32(lifts, funcTy)
-		idx[d.name] = sp.funcs
-		sp.funcs++
+		b = append(b, 0x00, 0x00)
+		b = appendU32(b, n+3+uint32(i))
+		b = append(b, 0x03, 0x03, 0x00, 0x04, 0x00, 0x05, 0x01) // memory 0, realloc 0, post-return 1
+		b = appendU32(b, funcTy)
+		o.idx[d.name] = o.sp.funcs
+		o.sp.funcs++
 	}
-	out = appendSection(out, 8, len(reads), lifts)
+	o.out = appendSection(o.out, secCanon, len(reads), b)
+}
 
-	// The guest's streams instance: the reexport component instantiated
-	// with every export as aliased, the reads lifted.
-	re, reArgs := reexportComponent(all)
-	out = append(out, 4)
-	out = appendU32(out, uint32(len(re)))
-	out = append(out, re...)
-	var si []byte
-	si = append(si, 0x00)
-	si = appendU32(si, sp.components)
-	si = appendU32(si, uint32(len(reArgs)))
-	for _, a := range reArgs {
-		si = appendName(si, a.name)
-		si = append(si, a.sort)
+// streamsInstance instantiates the reexport component with every streams
+// export as o.idx has it (the reads lifted, the rest the host's) and
+// returns the instance's index.
+func (o *outer) streamsInstance(all []streamsDecl) uint32 {
+	re, args := reexportComponent(all)
+	o.out = append(o.out, secComponent)
+	o.out = appendU32(o.out, uint32(len(re)))
+	o.out = append(o.out, re...)
+	b := append([]byte{0x00}, appendU32(nil, o.sp.components)...)
+	b = appendU32(b, uint32(len(args)))
+	for _, a := range args {
+		b = appendName(b, a.name)
+		b = append(b, a.sort)
 		if a.byOuter {
-			si = appendU32(si, a.outer)
+			b = appendU32(b, a.outer)
 		} else {
-			si = appendU32(si, idx[a.export])
+			b = appendU32(b, o.idx[a.export])
 		}
 	}
-	sp.components++
-	guestStreams := sp.instances
-	sp.instances++
-	out = appendSection(out, 5, 1, si)
+	o.sp.components++
+	o.out = appendSection(o.out, secInstance, 1, b)
+	o.sp.instances++
+	return o.sp.instances - 1
+}
 
-	// The guest itself, instantiated with the outer's imports.
-	out = append(out, 4)
-	out = appendU32(out, uint32(len(inner)))
-	out = append(out, inner...)
-	var inst []byte
-	inst = append(inst, 0x00)
-	inst = appendU32(inst, sp.components)
-	inst = appendU32(inst, uint32(len(imports)))
+// guest nests the guest, instantiates it with the outer's imports (its
+// streams import served by streams) and re-exports its exports under
+// their names.
+func (o *outer) guest(inner []byte, imports []shimImport, exports []shimExport, streams uint32) {
+	o.out = append(o.out, secComponent)
+	o.out = appendU32(o.out, uint32(len(inner)))
+	o.out = append(o.out, inner...)
+	b := append([]byte{0x00}, appendU32(nil, o.sp.components)...)
+	b = appendU32(b, uint32(len(imports)))
 	for _, imp := range imports {
-		inst = appendName(inst, imp.name)
+		b = appendName(b, imp.name)
 		if fastStreams(imp.name) {
-			inst = append(inst, 0x05)
-			inst = appendU32(inst, guestStreams)
+			b = append(b, sortInstance)
+			b = appendU32(b, streams)
 			continue
 		}
-		inst = append(inst, imp.sort...)
-		inst = appendU32(inst, imp.idx)
+		b = append(b, imp.sort...)
+		b = appendU32(b, imp.idx)
 	}
-	guest := sp.instances
-	out = appendSection(out, 5, 1, inst)
-
-	// Its exports, re-exported under their names.
-	if len(exports) > 0 {
-		counts := map[byte]uint32{0x01: sp.funcs, 0x03: sp.types, 0x04: sp.components, 0x05: sp.instances + 1}
-		var ea, ex []byte
-		for _, e := range exports {
-			ea = append(ea, e.sort, 0x00)
-			ea = appendU32(ea, guest)
-			ea = appendName(ea, e.name)
-			ex = append(ex, 0x00)
-			ex = appendName(ex, e.name)
-			ex = append(ex, e.sort)
-			ex = appendU32(ex, counts[e.sort])
-			ex = append(ex, 0x00)
-			counts[e.sort]++
-		}
-		out = appendSection(out, 6, len(exports), ea)
-		out = appendSection(out, 11, len(exports), ex)
+	o.out = appendSection(o.out, secInstance, 1, b)
+	guest := o.sp.instances
+	o.sp.instances++
+	if len(exports) == 0 {
+		return
 	}
-	return out
+	// Each alias defines the next index of its sort.
+	next := map[byte]uint32{sortFunc: o.sp.funcs, sortType: o.sp.types, 0x04: o.sp.components + 1, sortInstance: o.sp.instances}
+	var aliases, ex []byte
+	for _, e := range exports {
+		aliases = append(aliases, e.sort, 0x00)
+		aliases = appendU32(aliases, guest)
+		aliases = appendName(aliases, e.name)
+		ex = append(ex, 0x00)
+		ex = appendName(ex, e.name)
+		ex = append(ex, e.sort)
+		ex = appendU32(ex, next[e.sort])
+		ex = append(ex, 0x00)
+		next[e.sort]++
+	}
+	o.out = appendSection(o.out, secAlias, len(exports), aliases)
+	o.out = appendSection(o.out, secExport, len(exports), ex)
 }
 
 // appendSection appends a section of n entries (body already encoded;
@@ -845,17 +887,16 @@ func readsText(reads []string) string {
 	return b.String()
 }
 
-// shimEncode is how a read's bytes cross to the shim (see the top); buf
-// is reused when it is large enough.
-func shimEncode(b, buf []byte) []byte {
+// shimEncode is how a read's bytes cross to the shim (see the top).
+func shimEncode(b []byte) []byte {
 	if utf8.Valid(b) {
-		out := grow(buf, 1+len(b))
+		out := make([]byte, 1+len(b))
 		out[0] = 'A'
 		copy(out[1:], b)
 		return out
 	}
 	groups := (len(b) + 6) / 7
-	out := grow(buf, 1+8*groups)
+	out := make([]byte, 1+8*groups)
 	out[0] = byte(shimPacked + len(b)%7)
 	o := out[1:]
 	i := 0
@@ -882,19 +923,12 @@ func pack7(x uint64) uint64 {
 		(x>>28&0x7f)<<32 | (x>>35&0x7f)<<40 | (x>>42&0x7f)<<48 | (x>>49&0x7f)<<56
 }
 
-func grow(buf []byte, n int) []byte {
-	if cap(buf) >= n {
-		return buf[:n]
-	}
-	return make([]byte, n)
-}
-
 // bytesToShim turns the list<u8> results of a streams function whose
 // reads go through the shim into the strings the host's type expects.
 func bytesToShim(v Val) Val {
 	if v.kind == KindList {
 		if b, ok := v.Bytes(); ok {
-			e := shimEncode(b, nil)
+			e := shimEncode(b)
 			return String(unsafe.String(unsafe.SliceData(e), len(e)))
 		}
 		return v
