@@ -64,6 +64,16 @@ func TestCloseWaitsForPreparedCompile(t *testing.T) {
 	}
 }
 
+// warmCache compiles lc's component into rt's compile cache under lc.id.
+func warmCache(t *testing.T, rt *component.Runtime, lc *lazyComponent) {
+	t.Helper()
+	c, err := rt.CompileFrom(*lc.id, func() ([]byte, error) { return os.ReadFile(lc.wasm) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}
+
 // A tool the compile cache already holds is not loaded by prepare (its
 // code stays unmapped until the model calls it); the driver (eager) is.
 func TestPrepareLeavesCachedToolToFirstCall(t *testing.T) {
@@ -71,18 +81,14 @@ func TestPrepareLeavesCachedToolToFirstCall(t *testing.T) {
 		rt, lc := emptyComponent(t)
 		id := [32]byte{1, 2, 3}
 		lc.id, lc.eager = &id, eager
-		c, err := rt.CompileFrom(id, func() ([]byte, error) { return os.ReadFile(lc.wasm) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
+		warmCache(t, rt, lc)
 		prepare([]*lazyComponent{lc})
 		r := <-lc.compiled
 		lc.compiled <- r
 		if loaded := r.c != nil; loaded != eager || r.err != nil {
 			t.Fatalf("eager=%t: prepare loaded=%t, err %v", eager, loaded, r.err)
 		}
-		_, err = lc.Run(context.Background(), component.ToolInput{})
+		_, err := lc.Run(context.Background(), component.ToolInput{})
 		if err == nil || errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("eager=%t: first call = %v, want the component's missing export", eager, err)
 		}
@@ -104,11 +110,7 @@ func TestPrepareReleasesMemoryOnlyAfterCompiling(t *testing.T) {
 		id := [32]byte{4, 5, 6}
 		lc.id, lc.eager = &id, true
 		if cached {
-			c, err := rt.CompileFrom(id, func() ([]byte, error) { return os.ReadFile(lc.wasm) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
+			warmCache(t, rt, lc)
 		}
 		prepare([]*lazyComponent{lc})
 		r := <-lc.compiled

@@ -76,9 +76,9 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	}
 	switch hf.streams {
 	case streamsReadWrite:
-		out = bytesToLatin1(out) // valid UTF-8 by construction
+		out = bytesToStrings(out, latin1Encode) // valid UTF-8 by construction
 	case streamsShim:
-		out = bytesToShim(out) // likewise
+		out = bytesToStrings(out, shimString) // likewise
 	}
 	dst := (*cval)(unsafe.Pointer(results))
 	if err := toC(ctx, &out, dst); err != nil {

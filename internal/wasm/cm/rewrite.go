@@ -20,7 +20,7 @@ import (
 // alignment 4), so the guest's code is untouched; with latin1 each guest
 // byte is one char U+0000–U+00FF, so any bytes are valid. Host functions
 // serving that instance see bytes (bytesFromLatin1 on arguments,
-// bytesToLatin1 on results), so the host code is the same either way.
+// bytesToStrings on results), so the host code is the same either way.
 //
 // Lowering a latin1+utf16 result asks the guest's realloc for the string's
 // UTF-8 length first (up to twice the bytes) with alignment 2 and shrinks
@@ -713,12 +713,13 @@ func bytesFromLatin1(v Val) Val {
 	return v
 }
 
-// bytesToLatin1 turns list<u8> results of a rewritten streams function
-// into the latin1 strings its rewritten type expects.
-func bytesToLatin1(v Val) Val {
+// bytesToStrings turns the list<u8> results of a rewritten streams
+// function into the strings its rewritten type expects, made by encode
+// (latin1Encode for the in-place rewrite, shimString for the read shim).
+func bytesToStrings(v Val, encode func([]byte) string) Val {
 	if v.kind == KindList {
 		if b, ok := v.Bytes(); ok {
-			return String(latin1Encode(b))
+			return String(encode(b))
 		}
 		return v
 	}
@@ -729,7 +730,7 @@ func bytesToLatin1(v Val) Val {
 		}
 		elems := make([]Val, len(v.elems))
 		for i, e := range v.elems {
-			elems[i] = bytesToLatin1(e)
+			elems[i] = bytesToStrings(e, encode)
 		}
 		v.elems = elems
 	}

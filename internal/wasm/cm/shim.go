@@ -666,24 +666,25 @@ func (o *outer) shim(reads []streamsExport, funcTy uint32) {
 	o.out = appendSection(o.out, secCanon, len(reads), b)
 }
 
-// streamsInstance instantiates the reexport component with every streams
-// export as o.idx has it (the reads lifted, the rest the host's) and
-// returns the instance's index.
-func (o *outer) streamsInstance(all []streamsDecl) uint32 {
-	re, args := reexportComponent(all)
+// instArg is one argument of a component instantiation.
+type instArg struct {
+	name string
+	sort []byte
+	idx  uint32
+}
+
+// instantiate nests a component in the outer and instantiates it with
+// args, returning the instance's index.
+func (o *outer) instantiate(component []byte, args []instArg) uint32 {
 	o.out = append(o.out, secComponent)
-	o.out = appendU32(o.out, uint32(len(re)))
-	o.out = append(o.out, re...)
+	o.out = appendU32(o.out, uint32(len(component)))
+	o.out = append(o.out, component...)
 	b := append([]byte{0x00}, appendU32(nil, o.sp.components)...)
 	b = appendU32(b, uint32(len(args)))
 	for _, a := range args {
 		b = appendName(b, a.name)
-		b = append(b, a.sort)
-		if a.byOuter {
-			b = appendU32(b, a.outer)
-		} else {
-			b = appendU32(b, o.idx[a.export])
-		}
+		b = append(b, a.sort...)
+		b = appendU32(b, a.idx)
 	}
 	o.sp.components++
 	o.out = appendSection(o.out, secInstance, 1, b)
@@ -691,33 +692,38 @@ func (o *outer) streamsInstance(all []streamsDecl) uint32 {
 	return o.sp.instances - 1
 }
 
+// streamsInstance instantiates the reexport component with every streams
+// export as o.idx has it (the reads lifted, the rest the host's) and
+// returns the instance's index.
+func (o *outer) streamsInstance(all []streamsDecl) uint32 {
+	re, reArgs := reexportComponent(all)
+	args := make([]instArg, len(reArgs))
+	for i, a := range reArgs {
+		args[i] = instArg{a.name, []byte{a.sort}, o.idx[a.export]}
+		if a.byOuter {
+			args[i].idx = a.outer
+		}
+	}
+	return o.instantiate(re, args)
+}
+
 // guest nests the guest, instantiates it with the outer's imports (its
 // streams import served by streams) and re-exports its exports under
 // their names.
 func (o *outer) guest(inner []byte, imports []shimImport, exports []shimExport, streams uint32) {
-	o.out = append(o.out, secComponent)
-	o.out = appendU32(o.out, uint32(len(inner)))
-	o.out = append(o.out, inner...)
-	b := append([]byte{0x00}, appendU32(nil, o.sp.components)...)
-	b = appendU32(b, uint32(len(imports)))
-	for _, imp := range imports {
-		b = appendName(b, imp.name)
+	args := make([]instArg, len(imports))
+	for i, imp := range imports {
+		args[i] = instArg{imp.name, imp.sort, imp.idx}
 		if fastStreams(imp.name) {
-			b = append(b, sortInstance)
-			b = appendU32(b, streams)
-			continue
+			args[i] = instArg{imp.name, []byte{sortInstance}, streams}
 		}
-		b = append(b, imp.sort...)
-		b = appendU32(b, imp.idx)
 	}
-	o.out = appendSection(o.out, secInstance, 1, b)
-	guest := o.sp.instances
-	o.sp.instances++
+	guest := o.instantiate(inner, args)
 	if len(exports) == 0 {
 		return
 	}
 	// Each alias defines the next index of its sort.
-	next := map[byte]uint32{sortFunc: o.sp.funcs, sortType: o.sp.types, 0x04: o.sp.components + 1, sortInstance: o.sp.instances}
+	next := map[byte]uint32{sortFunc: o.sp.funcs, sortType: o.sp.types, 0x04: o.sp.components, sortInstance: o.sp.instances}
 	var aliases, ex []byte
 	for _, e := range exports {
 		aliases = append(aliases, e.sort, 0x00)
@@ -923,26 +929,8 @@ func pack7(x uint64) uint64 {
 		(x>>28&0x7f)<<32 | (x>>35&0x7f)<<40 | (x>>42&0x7f)<<48 | (x>>49&0x7f)<<56
 }
 
-// bytesToShim turns the list<u8> results of a streams function whose
-// reads go through the shim into the strings the host's type expects.
-func bytesToShim(v Val) Val {
-	if v.kind == KindList {
-		if b, ok := v.Bytes(); ok {
-			e := shimEncode(b)
-			return String(unsafe.String(unsafe.SliceData(e), len(e)))
-		}
-		return v
-	}
-	switch v.kind {
-	case KindTuple, KindRecord, KindVariant, KindOption, KindResult:
-		if len(v.elems) == 0 {
-			return v
-		}
-		elems := make([]Val, len(v.elems))
-		for i, e := range v.elems {
-			elems[i] = bytesToShim(e)
-		}
-		v.elems = elems
-	}
-	return v
+// shimString is shimEncode's bytes as the string a result carries.
+func shimString(b []byte) string {
+	e := shimEncode(b)
+	return unsafe.String(unsafe.SliceData(e), len(e))
 }

@@ -121,10 +121,10 @@ func TestRewriteLeavesOtherComponents(t *testing.T) {
 
 func TestLatin1Encode(t *testing.T) {
 	mixed := append([]byte("plain ascii text, long enough for words "), counting(512)...)
-	v := bytesToLatin1(OK(Bytes(mixed)))
+	v := bytesToStrings(OK(Bytes(mixed)), latin1Encode)
 	p, _ := v.Payload()
 	if p.Kind() != KindString {
-		t.Fatalf("bytesToLatin1 gave %s", p.Kind())
+		t.Fatalf("bytesToStrings gave %s", p.Kind())
 	}
 	checkLatin1(t, mixed, p.Str())
 }
