@@ -46,15 +46,6 @@ type shimSpaces struct {
 	types, funcs, instances, components, modules uint32
 }
 
-// shimImport is one top-level import of the guest: its name and the sort
-// and index it has in the outer component (the same as in the guest,
-// since the outer starts with a copy of the guest's import prefix).
-type shimImport struct {
-	name string
-	sort []byte
-	idx  uint32
-}
-
 // shimExport is one top-level export of the guest.
 type shimExport struct {
 	name string
@@ -92,7 +83,7 @@ func wrapReads(inner []byte) (out []byte, ok bool) {
 		prefix    []section
 		sp        shimSpaces
 		typeStart []int // per type index of the prefix: offset of its definition, or -1
-		imports   []shimImport
+		imports   []instArg
 		exports   []shimExport
 		streams   = -1 // index of imports holding the streams instance
 		streamsTy = -1 // offset of its instance type
@@ -135,7 +126,7 @@ func wrapReads(inner []byte) (out []byte, ok bool) {
 		case inPrefix && id == 10:
 			sr.vec(func() {
 				name := sr.externName()
-				imp := shimImport{name: name}
+				imp := instArg{name: name}
 				switch k, idx := sr.externdesc(); k {
 				case 0x00:
 					imp.sort, imp.idx = []byte{0x00, 0x11}, sp.modules
@@ -525,7 +516,7 @@ type outer struct {
 }
 
 // buildOuter writes the outer component (see the comment at the top).
-func buildOuter(inner []byte, prefix []section, results []patch, sp shimSpaces, imports []shimImport,
+func buildOuter(inner []byte, prefix []section, results []patch, sp shimSpaces, imports []instArg,
 	exports []shimExport, streamsInst uint32, all []streamsDecl, reads []streamsExport) []byte {
 	o := &outer{out: append([]byte(nil), inner[:8]...), sp: sp, idx: map[string]uint32{}}
 	// The guest's imports, with the streams reads returning strings.
@@ -666,7 +657,10 @@ func (o *outer) shim(reads []streamsExport, funcTy uint32) {
 	o.out = appendSection(o.out, secCanon, len(reads), b)
 }
 
-// instArg is one argument of a component instantiation.
+// instArg is one argument of a component instantiation. The guest's
+// imports are kept as the arguments that pass them on: the outer starts
+// with a copy of the guest's import sections, so each has the same sort
+// and index in both.
 type instArg struct {
 	name string
 	sort []byte
@@ -710,10 +704,10 @@ func (o *outer) streamsInstance(all []streamsDecl) uint32 {
 // guest nests the guest, instantiates it with the outer's imports (its
 // streams import served by streams) and re-exports its exports under
 // their names.
-func (o *outer) guest(inner []byte, imports []shimImport, exports []shimExport, streams uint32) {
+func (o *outer) guest(inner []byte, imports []instArg, exports []shimExport, streams uint32) {
 	args := make([]instArg, len(imports))
 	for i, imp := range imports {
-		args[i] = instArg{imp.name, imp.sort, imp.idx}
+		args[i] = imp
 		if fastStreams(imp.name) {
 			args[i] = instArg{imp.name, []byte{sortInstance}, streams}
 		}
