@@ -12,7 +12,7 @@ docs-diagnostics:
 	$(GO) run ./internal/diag/gendocs -o docs/diagnostics.md
 
 check-diagnostics:
-	$(GO) test -run 'TestDocsUpToDate|TestCatalogue' ./internal/diag/ ./internal/manifest/
+	$(GO) test -run 'TestDocsUpToDate|TestCatalogue' ./internal/diag/... ./internal/manifest/
 
 fuzz-manifest:
 	$(GO) test -run '^$$' -fuzz FuzzCapsule -fuzztime $(FUZZTIME) ./internal/manifest/

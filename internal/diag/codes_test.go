@@ -1,12 +1,9 @@
 package diag
 
 import (
-	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -74,27 +71,5 @@ func TestCatalogueComplete(t *testing.T) {
 	own := []Code{RegNotFound, RegUnreachable, RegAuth, RegDigest, RegPin, RegPackage, RegMismatch, RegPublished, RegLock}
 	if len(consts) != 74+len(own) {
 		t.Errorf("the specification names 74 codes and mur adds %d; codes.go has %d", len(own), len(consts))
-	}
-}
-
-// TestDocsUpToDate fails when docs/diagnostics.md differs from what
-// gendocs would write.
-func TestDocsUpToDate(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "diagnostics.md")
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v: run go run ./internal/diag/gendocs", err)
-	}
-	meanings, err := Meanings("codes.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range Catalogue {
-		if meanings[e.Code] == "" {
-			t.Errorf("%s has no meaning in codes.go", e.Code)
-		}
-	}
-	if !bytes.Equal(got, Markdown(meanings)) {
-		t.Fatal("docs/diagnostics.md is stale: run go run ./internal/diag/gendocs")
 	}
 }

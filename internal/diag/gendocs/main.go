@@ -7,20 +7,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
-
-	"github.com/murmur/mur/internal/diag"
 )
 
 func main() {
 	out := flag.String("o", "docs/diagnostics.md", "file to write")
 	codes := flag.String("codes", "internal/diag/codes.go", "the code catalogue to read doc comments from")
 	flag.Parse()
-	meanings, err := diag.Meanings(*codes)
+	m, err := meanings(*codes)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gendocs: %v\n", err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(*out, diag.Markdown(meanings), 0o644); err != nil {
+	if err := os.WriteFile(*out, markdown(m), 0o644); err != nil {
 		fmt.Fprintf(os.Stderr, "gendocs: %v\n", err)
 		os.Exit(1)
 	}
