@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
-	github.com/google/uuid v1.6.0
 	github.com/opencontainers/go-digest v1.0.0
 	github.com/opencontainers/image-spec v1.1.1
 	github.com/rogpeppe/go-internal v1.16.0

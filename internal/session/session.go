@@ -4,14 +4,15 @@
 package session
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Prefix starts every session id.
@@ -28,16 +29,52 @@ var ErrBadID = errors.New("not a session id")
 // base32 characters, so ids sort by creation time as strings and the
 // millisecond they were minted can be read back by retention.
 func NewID() (string, error) {
-	u, err := uuid.NewV7()
+	u, err := minter.next(time.Now())
 	if err != nil {
 		return "", fmt.Errorf("mint session id: %w", err)
 	}
 	return Prefix + encode(u), nil
 }
 
+// UUID is a 128-bit RFC 9562 UUID.
+type UUID [16]byte
+
+// Version is the UUID's version number.
+func (u UUID) Version() int { return int(u[6] >> 4) }
+
+// v7Minter mints UUID v7s: 48 bits of Unix milliseconds, a 12-bit
+// sequence, 62 random bits. Ids minted in one millisecond count up in the
+// sequence (RFC 9562's method 3), so its ids sort in the order it minted
+// them.
+type v7Minter struct {
+	mu   sync.Mutex
+	last int64 // millisecond << 12 | sequence
+}
+
+// minter mints the process's session ids.
+var minter v7Minter
+
+func (m *v7Minter) next(now time.Time) (UUID, error) {
+	var u UUID
+	if _, err := rand.Read(u[:]); err != nil {
+		return u, err
+	}
+	m.mu.Lock()
+	t := max(now.UnixMilli()<<12, m.last+1)
+	m.last = t
+	m.mu.Unlock()
+	ms, seq := uint64(t>>12), uint16(t&0xfff)
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], ms<<16)
+	copy(u[:6], b[:6])
+	binary.BigEndian.PutUint16(u[6:8], 0x7000|seq)
+	u[8] = u[8]&0x3f | 0x80 // variant 10
+	return u, nil
+}
+
 // encode writes 128 bits as 26 base32 digits, most significant first; the
 // first digit carries only the top 3 bits (130 bits of digits, 2 always 0).
-func encode(u uuid.UUID) string {
+func encode(u UUID) string {
 	var out [26]byte
 	// Big-endian 128-bit value as two halves.
 	var hi, lo uint64
@@ -54,21 +91,21 @@ func encode(u uuid.UUID) string {
 }
 
 // ParseID returns the uuid inside a ses_ id.
-func ParseID(id string) (uuid.UUID, error) {
+func ParseID(id string) (UUID, error) {
 	s, ok := strings.CutPrefix(id, Prefix)
 	if !ok || len(s) != 26 {
-		return uuid.UUID{}, fmt.Errorf("%w: %q", ErrBadID, id)
+		return UUID{}, fmt.Errorf("%w: %q", ErrBadID, id)
 	}
 	var hi, lo uint64
 	for i := 0; i < 26; i++ {
 		d := strings.IndexByte(crockford, s[i])
 		if d < 0 || (i == 0 && d > 7) {
-			return uuid.UUID{}, fmt.Errorf("%w: %q", ErrBadID, id)
+			return UUID{}, fmt.Errorf("%w: %q", ErrBadID, id)
 		}
 		hi = hi<<5 | lo>>59
 		lo = lo<<5 | uint64(d)
 	}
-	var u uuid.UUID
+	var u UUID
 	for i := 7; i >= 0; i-- {
 		u[i] = byte(hi)
 		u[8+i] = byte(lo)
@@ -76,7 +113,7 @@ func ParseID(id string) (uuid.UUID, error) {
 		lo >>= 8
 	}
 	if u.Version() != 7 {
-		return uuid.UUID{}, fmt.Errorf("%w: %q is not a uuid v7", ErrBadID, id)
+		return UUID{}, fmt.Errorf("%w: %q is not a uuid v7", ErrBadID, id)
 	}
 	return u, nil
 }
@@ -87,8 +124,9 @@ func IDTime(id string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	sec, nsec := u.Time().UnixTime()
-	return time.Unix(sec, nsec).UTC(), nil
+	var b [8]byte
+	copy(b[2:], u[:6])
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(b[:]))).UTC(), nil
 }
 
 // Dirs are one session's directories.

@@ -109,3 +109,30 @@ func FuzzParseID(f *testing.F) {
 		}
 	})
 }
+
+// TestNewV7 checks the UUID v7 layout (RFC 9562): the millisecond in the
+// top 48 bits, version 7, variant 10, and ids minted within one
+// millisecond counting up so they sort in mint order.
+func TestNewV7(t *testing.T) {
+	at := time.UnixMilli(1_764_460_800_123)
+	var m v7Minter
+	var prev UUID
+	for i := range 5000 { // more than the 4096 a millisecond's sequence holds
+		u, err := m.next(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Version() != 7 || u[8]>>6 != 2 {
+			t.Fatalf("version %d, variant bits %b", u.Version(), u[8]>>6)
+		}
+		if i == 0 {
+			id := Prefix + encode(u)
+			if ts, err := IDTime(id); err != nil || !ts.Equal(at.UTC()) {
+				t.Fatalf("IDTime(%s) = %v, %v; want %v", id, ts, err, at.UTC())
+			}
+		} else if encode(u) <= encode(prev) {
+			t.Fatalf("id %d does not sort after the one before", i)
+		}
+		prev = u
+	}
+}
