@@ -55,6 +55,22 @@ func fastStreams(name string) bool {
 
 var errRewrite = errors.New("component shape not understood")
 
+// onRewriteError, deferred, turns a walk that met a shape it does not
+// understand (a panic with errRewrite) into fallback's result.
+func onRewriteError(fallback func()) {
+	if r := recover(); r != nil {
+		if r != errRewrite {
+			panic(r)
+		}
+		fallback()
+	}
+}
+
+// isComponent reports whether b starts with a component binary's preamble.
+func isComponent(b []byte) bool {
+	return len(b) >= 8 && string(b[:4]) == "\x00asm" && b[6] == 0x01 && b[7] == 0x00
+}
+
 type reader struct {
 	b   []byte
 	pos int
@@ -322,15 +338,8 @@ func rewriteStreams(wasm []byte) ([]byte, streamsMode) {
 // results when reads is set and no read is lowered with the adapter's
 // allocator.
 func patchStreams(wasm []byte, reads bool) (out []byte, mode streamsMode) {
-	defer func() {
-		if r := recover(); r != nil {
-			if r != errRewrite {
-				panic(r)
-			}
-			out, mode = wasm, streamsSlow
-		}
-	}()
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || wasm[6] != 0x01 || wasm[7] != 0x00 {
+	defer onRewriteError(func() { out, mode = wasm, streamsSlow })
+	if !isComponent(wasm) {
 		return wasm, streamsSlow
 	}
 	r := &reader{b: wasm, pos: 8}

@@ -68,15 +68,8 @@ const (
 // stream reads through the shim, or ok=false when inner's shape is not
 // one it understands (the caller then keeps inner as it is).
 func wrapReads(inner []byte) (out []byte, ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			if r != errRewrite {
-				panic(r)
-			}
-			out, ok = nil, false
-		}
-	}()
-	if len(inner) < 8 || string(inner[:4]) != "\x00asm" || inner[6] != 0x01 || inner[7] != 0x00 {
+	defer onRewriteError(func() { out, ok = nil, false })
+	if !isComponent(inner) {
 		return nil, false
 	}
 	var (
