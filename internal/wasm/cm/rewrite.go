@@ -147,18 +147,7 @@ func (r *reader) vec(f func()) {
 func (r *reader) deftype() {
 	switch c := r.peek(); c {
 	case 0x40, 0x43: // func
-		r.pos++
-		r.vec(func() { r.str(); r.valtype() })
-		switch r.byte_() {
-		case 0x00:
-			r.valtype()
-		case 0x01:
-			if r.byte_() != 0 {
-				panic(errRewrite)
-			}
-		default:
-			panic(errRewrite)
-		}
+		r.functype()
 	case 0x41: // component
 		r.pos++
 		r.vec(func() {
@@ -182,6 +171,27 @@ func (r *reader) deftype() {
 	default:
 		r.defvaltype()
 	}
+}
+
+// functype reads a function type and returns its parameter names.
+func (r *reader) functype() []string {
+	r.pos++
+	var names []string
+	r.vec(func() {
+		names = append(names, r.str())
+		r.valtype()
+	})
+	switch r.byte_() {
+	case 0x00:
+		r.valtype()
+	case 0x01:
+		if r.byte_() != 0 {
+			panic(errRewrite)
+		}
+	default:
+		panic(errRewrite)
+	}
+	return names
 }
 
 func (r *reader) defvaltype() {

@@ -233,7 +233,7 @@ func streamsDecls(wasm []byte, pos int) []streamsDecl {
 		case 0x01:
 			start := r.pos
 			if c := r.peek(); c == 0x40 || c == 0x43 {
-				funcTypes[types] = funcParamNames(r)
+				funcTypes[types] = r.functype()
 			} else {
 				r.deftype()
 			}
@@ -274,27 +274,6 @@ func exportsOf(decls []streamsDecl) []streamsExport {
 		}
 	}
 	return out
-}
-
-// funcParamNames reads a function type and returns its parameter names.
-func funcParamNames(r *reader) []string {
-	r.pos++
-	var names []string
-	r.vec(func() {
-		names = append(names, r.str())
-		r.valtype()
-	})
-	switch r.byte_() {
-	case 0x00:
-		r.valtype()
-	case 0x01:
-		if r.byte_() != 0 {
-			panic(errRewrite)
-		}
-	default:
-		panic(errRewrite)
-	}
-	return names
 }
 
 // reexportArg is an import of the reexport component: an outer type it
