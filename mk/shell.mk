@@ -11,13 +11,13 @@
 .PHONY: test-shell-slow bench-shell
 
 test-shell-slow:
-	$(GO) test -race -count=1 ./internal/shell/... ./internal/readonly/
+	$(GO) test -race -count=1 ./internal/shell/... ./internal/shell/readonly/
 	MUR_TEST_PRIVILEGED=1 $(GO) test -count=1 -run Contained ./internal/shell/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 15s ./internal/shell/syntax
-	$(GO) test -run '^$$' -fuzz FuzzCheckLine -fuzztime 15s ./internal/readonly
-	$(GO) test -run '^$$' -fuzz FuzzCheckInput -fuzztime 15s ./internal/readonly
+	$(GO) test -run '^$$' -fuzz FuzzCheckLine -fuzztime 15s ./internal/shell/readonly
+	$(GO) test -run '^$$' -fuzz FuzzCheckInput -fuzztime 15s ./internal/shell/readonly
 
 bench-shell:
-	MUR_TEST_PRIVILEGED=1 $(GO) test -run '^$$' -bench . -benchtime 300x -count 4 ./internal/shell/ ./internal/readonly/
+	MUR_TEST_PRIVILEGED=1 $(GO) test -run '^$$' -bench . -benchtime 300x -count 4 ./internal/shell/ ./internal/shell/readonly/
 
 CI_TARGETS += test-shell-slow

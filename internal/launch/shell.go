@@ -12,9 +12,9 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/manifest"
-	"github.com/murmur/mur/internal/readonly"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/shell"
+	"github.com/murmur/mur/internal/shell/readonly"
 	"github.com/murmur/mur/internal/shell/shelltool"
 	"github.com/murmur/mur/internal/store"
 )

@@ -18,7 +18,7 @@ import (
 	"sync"
 
 	"github.com/murmur/mur/internal/event"
-	"github.com/murmur/mur/internal/readonly"
+	"github.com/murmur/mur/internal/shell/readonly"
 	"github.com/murmur/mur/internal/shell/syntax"
 )
 

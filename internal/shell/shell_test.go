@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/event"
-	"github.com/murmur/mur/internal/readonly"
+	"github.com/murmur/mur/internal/shell/readonly"
 )
 
 // bare is the test container: it prepares nothing. Production passes a

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
-	"github.com/murmur/mur/internal/readonly"
 	"github.com/murmur/mur/internal/shell"
+	"github.com/murmur/mur/internal/shell/readonly"
 )
 
 // Tools returns the session's synthetic tools: one per allowed binary and,
