@@ -58,3 +58,27 @@ func TestStreamConcurrentEmitsAreSerialised(t *testing.T) {
 		t.Fatalf("n = %d, want 800", n)
 	}
 }
+
+func TestSubscribeCancelStopsDelivery(t *testing.T) {
+	var s Stream
+	var a, b []string
+	s.Add(SinkFunc(func(e Event) { a = append(a, e.Type) }))
+	cancel := s.Subscribe(SinkFunc(func(e Event) { b = append(b, e.Type) }))
+	s.Emit(Event{Type: "one"})
+	cancel()
+	cancel() // a second cancel is harmless
+	s.Emit(Event{Type: "two"})
+	if len(a) != 2 || len(b) != 1 || b[0] != "one" {
+		t.Fatalf("kept sink saw %v, canceled sink saw %v", a, b)
+	}
+}
+
+func TestRecordedDropsLiveEvents(t *testing.T) {
+	var got []string
+	k := Recorded(SinkFunc(func(e Event) { got = append(got, e.Type) }))
+	k.Emit(Event{Type: TextDelta, Live: true})
+	k.Emit(Event{Type: "tool_call"})
+	if len(got) != 1 || got[0] != "tool_call" {
+		t.Fatalf("recorded %v", got)
+	}
+}
