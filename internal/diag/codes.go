@@ -180,6 +180,9 @@ const (
 	RunVision Code = "E-RUN-057"
 	// RunProviderTool: a stored artifact's provider_tool: is malformed.
 	RunProviderTool Code = "E-RUN-058"
+	// SpendMeter: the machine spend meter's file (spend.machine_tokens_per_day)
+	// is damaged; it is refused rather than read as 0 used. mur's own.
+	SpendMeter Code = "E-SPEND-001"
 )
 
 // Warnings.
