@@ -10,6 +10,6 @@ CI_TARGETS += demo
 # source, against a scripted provider on loopback.
 .PHONY: test-e2e
 test-e2e: guests drivers
-	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -run 'TestRun' ./internal/launch/
+	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -run 'TestRun' ./internal/capsule/
 
 CI_TARGETS += test-e2e

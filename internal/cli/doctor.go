@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
-	"github.com/murmur/mur/internal/launch"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/sandbox"
 	"github.com/murmur/mur/internal/store"
@@ -62,7 +62,7 @@ Exit status 1 when any error is found.`,
 				for _, check := range doctorChecks {
 					ds = append(ds, check(env, c)...)
 				}
-				r, cds := launch.Containment(c)
+				r, cds := capsule.Containment(c)
 				ds = append(ds, cds...)
 				contain = &r
 				ds.Sort()
@@ -222,7 +222,7 @@ func writeDiagnosticsJSON(w io.Writer, ds diag.List, limits []manifest.ChoiceLim
 		Containment map[string]any              `json:"containment,omitempty"`
 	}{Diagnostics: []jsonDiagnostic{}, ModelLimits: limits, Credentials: creds}
 	if contain != nil {
-		out.Containment = launch.ContainmentRecord(*contain)
+		out.Containment = capsule.ContainmentRecord(*contain)
 	}
 	for _, d := range ds {
 		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/murmur/mur/internal/launch"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/manifest"
 )
 
@@ -19,7 +19,7 @@ func explainScope(env *Env, path string, asJSON bool) error {
 		writeDiagnostics(env.Stderr, ds, true)
 		return &ExitError{Code: 1, Silent: true}
 	}
-	r, cds := launch.Containment(c)
+	r, cds := capsule.Containment(c)
 	writeDiagnostics(env.Stderr, append(ds.Warnings(), cds.Warnings()...), true)
 	s := manifest.ExplainScope(c)
 	if asJSON {
@@ -28,7 +28,7 @@ func explainScope(env *Env, path string, asJSON bool) error {
 		return enc.Encode(struct {
 			manifest.Scope
 			Enforcement map[string]any `json:"enforcement"`
-		}{s, launch.ContainmentRecord(r)})
+		}{s, capsule.ContainmentRecord(r)})
 	}
 	renderScope(env.Stdout, s)
 	fmt.Fprintln(env.Stdout, "enforcement on this host:")

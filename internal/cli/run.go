@@ -3,14 +3,14 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/murmur/mur/internal/launch"
+	"github.com/murmur/mur/internal/capsule"
 )
 
 func init() { register(newRunCmd) }
 
 func newRunCmd(env *Env) *cobra.Command {
 	var (
-		f            launch.Flags
+		f            capsule.Flags
 		explain      bool
 		asJSON       bool
 		systemPrompt string
@@ -34,7 +34,7 @@ refused before any session existed, 130 canceled.`,
 			if cmd.Flags().Changed("system-prompt") {
 				f.SystemPrompt = &systemPrompt
 			}
-			if code := launch.Run(env.Ctx, f, env.Stdout, env.Stderr); code != 0 {
+			if code := capsule.Run(env.Ctx, f, env.Stdout, env.Stderr); code != 0 {
 				return &ExitError{Code: code, Silent: true}
 			}
 			return nil

@@ -1,4 +1,4 @@
-package launch_test
+package capsule_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/cli"
-	"github.com/murmur/mur/internal/launch"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/sandbox"
 )
@@ -73,7 +73,7 @@ func publish(t *testing.T, root, srcDir, name string) {
 	mur(t, root, "publish", zip, "--scope", "murmur")
 }
 
-const capsule = `name: e2e
+const e2eManifest = `name: e2e
 version: "0.1.0"
 artifacts:
   - name: murmur/driver-openai
@@ -148,7 +148,7 @@ func installCapsule(t *testing.T, root string, prov *providertest.Server) string
 		t.Fatal(err)
 	}
 	manifestPath := filepath.Join(capDir, "murmur.yaml")
-	if err := os.WriteFile(manifestPath, []byte(strings.ReplaceAll(capsule, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
+	if err := os.WriteFile(manifestPath, []byte(strings.ReplaceAll(e2eManifest, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mur(t, capDir, "install")
@@ -174,7 +174,7 @@ func TestRunEndToEnd(t *testing.T) {
 	capDir := filepath.Dir(manifestPath)
 
 	var stdout, stderr bytes.Buffer
-	code := launch.Run(context.Background(), launch.Flags{Manifest: manifestPath, Task: "write out.txt"}, &stdout, &stderr)
+	code := capsule.Run(context.Background(), capsule.Flags{Manifest: manifestPath, Task: "write out.txt"}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -275,7 +275,7 @@ func TestRunRefusesBeforeAnySession(t *testing.T) {
 			p := filepath.Join(root, "murmur.yaml")
 			os.WriteFile(p, []byte(c.manifest), 0o644)
 			var stdout, stderr bytes.Buffer
-			code := launch.Run(context.Background(), launch.Flags{Manifest: p, Task: "x"}, &stdout, &stderr)
+			code := capsule.Run(context.Background(), capsule.Flags{Manifest: p, Task: "x"}, &stdout, &stderr)
 			if code != 2 || !strings.Contains(stderr.String(), c.code) {
 				t.Fatalf("exit %d, stderr %q; want 2 with %s", code, stderr.String(), c.code)
 			}
@@ -321,7 +321,7 @@ func TestRunCredentialRejected(t *testing.T) {
 	prov := providertest.Start(t, providertest.Step{Status: 401, Body: providertest.ErrorBody("invalid api key")})
 	manifestPath := installCapsule(t, root, prov)
 	var stdout, stderr bytes.Buffer
-	code := launch.Run(context.Background(), launch.Flags{Manifest: manifestPath, Task: "x"}, &stdout, &stderr)
+	code := capsule.Run(context.Background(), capsule.Flags{Manifest: manifestPath, Task: "x"}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "E-RUN-027") {
 		t.Fatalf("exit %d, stderr:\n%s\nwant 1 with E-RUN-027", code, stderr.String())
 	}

@@ -1,9 +1,9 @@
-// Package launch wires `mur run`: it reads the capsule manifest, refuses
+// Package capsule wires `mur run`: it reads the capsule manifest, refuses
 // what cannot run before any session exists, stages the pinned artifacts,
 // builds the credential gateways, the driver and tool components, the
 // shell tools and the sandbox around them, and hands everything to the
 // agent loop.
-package launch
+package capsule
 
 import (
 	"context"
