@@ -366,6 +366,14 @@ func (Anthropic) DecodeStream(body io.Reader, emit func(string)) (Response, [][2
 			return Response{}, nil, e.Error.anthropic()
 		case "message_stop":
 			out.Text = text.String()
+			// The stop reason is read first: a cut at the cap can leave a
+			// tool_use block's input unfinished, which is not a malformed
+			// answer.
+			stop, err := anthropicStop(stopRaw)
+			if err != nil {
+				return Response{}, nil, err
+			}
+			out.StopReason = stop
 			idx := make([]int, 0, len(blocks))
 			for i := range blocks {
 				idx = append(idx, i)
@@ -377,17 +385,20 @@ func (Anthropic) DecodeStream(body io.Reader, emit func(string)) (Response, [][2
 				if len(bytes.TrimSpace(in)) == 0 {
 					in = json.RawMessage(`{}`)
 				}
-				if !json.Valid(in) {
+				valid := json.Valid(in)
+				b.call.Input = in
+				if stop == StopMaxTokens {
+					call, ok := cutCall(b.call, valid)
+					if ok {
+						out.ToolCalls = append(out.ToolCalls, call)
+					}
+					continue
+				}
+				if !valid {
 					return Response{}, nil, fmt.Errorf("%w: tool_use %s input is not JSON", errMalformed, b.call.ID)
 				}
-				b.call.Input = in
 				out.ToolCalls = append(out.ToolCalls, b.call)
 			}
-			stop, err := anthropicStop(stopRaw)
-			if err != nil {
-				return Response{}, nil, err
-			}
-			out.StopReason = stop
 			return out, usage.meta(), nil
 		}
 	}

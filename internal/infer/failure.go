@@ -11,6 +11,23 @@ import (
 	"github.com/murmur/mur/sdk/go/wasihttp"
 )
 
+// cutCall is a tool call of an answer the provider stopped at the output
+// cap. The cap can fall inside the call's input, leaving JSON that does not
+// parse: spec 004 ends such a turn, not the task, and the runtime drops
+// every call of a capped turn unrun, so the call keeps its id and name
+// (the note the model reads names it) and an unfinished input becomes {}.
+// A call cut before its name arrived cannot be named and is left out (ok
+// false).
+func cutCall(c ToolCall, inputValid bool) (ToolCall, bool) {
+	if c.Name == "" || c.ID == "" {
+		return ToolCall{}, false
+	}
+	if !inputValid {
+		c.Input = json.RawMessage(`{}`)
+	}
+	return c, true
+}
+
 // maxBody bounds a non-streamed provider answer read into memory; a
 // completion capped at max_tokens is far smaller.
 const maxBody = 32 << 20

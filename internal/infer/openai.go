@@ -172,6 +172,20 @@ func toolInput(id, args string) (json.RawMessage, error) {
 	return json.RawMessage(args), nil
 }
 
+// openAICall is one tool call of an answer whose normalised stop reason
+// is stop; ok is false for a call a cut at the cap left without a name.
+func openAICall(id, name, args, stop string) (ToolCall, bool, error) {
+	in, err := toolInput(id, args)
+	if stop == StopMaxTokens {
+		c, ok := cutCall(ToolCall{ID: id, Name: name, Input: in}, err == nil)
+		return c, ok, nil
+	}
+	if err != nil {
+		return ToolCall{}, false, err
+	}
+	return ToolCall{ID: id, Name: name, Input: in}, true, nil
+}
+
 // Decode implements Provider.
 func (OpenAI) Decode(body []byte) (Response, [][2]string, error) {
 	var m struct {
@@ -200,16 +214,20 @@ func (OpenAI) Decode(body []byte) (Response, [][2]string, error) {
 	if c.Message.Content != nil {
 		out.Text = *c.Message.Content
 	}
+	// The stop reason is read first: a cut at the cap can leave a call's
+	// arguments unfinished, which is not a malformed answer.
+	stop, err := openAIStop(c.FinishReason, len(c.Message.ToolCalls))
+	if err != nil {
+		return Response{}, nil, err
+	}
 	for _, tc := range c.Message.ToolCalls {
-		in, err := toolInput(tc.ID, tc.Function.Arguments)
+		call, ok, err := openAICall(tc.ID, tc.Function.Name, tc.Function.Arguments, stop)
 		if err != nil {
 			return Response{}, nil, err
 		}
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Input: in})
-	}
-	stop, err := openAIStop(c.FinishReason, len(out.ToolCalls))
-	if err != nil {
-		return Response{}, nil, err
+		if ok {
+			out.ToolCalls = append(out.ToolCalls, call)
+		}
 	}
 	if c.Message.Refusal != nil && *c.Message.Refusal != "" {
 		if out.Text == "" {
@@ -239,21 +257,25 @@ func (OpenAI) DecodeStream(body io.Reader, emit func(string)) (Response, [][2]st
 	finished := false
 	done := func() (Response, [][2]string, error) {
 		out := Response{Text: text.String()}
+		// The stop reason is read first: a cut at the cap can leave a
+		// call's arguments unfinished, which is not a malformed answer.
+		stop, err := openAIStop(finish, len(calls))
+		if err != nil {
+			return Response{}, nil, err
+		}
 		for i, p := range calls {
 			if p.id == "" {
 				// Some compatible servers leave ids out; the
 				// contract needs one, unique within the response.
 				p.id = "call_" + strconv.Itoa(i)
 			}
-			in, err := toolInput(p.id, p.args.String())
+			call, ok, err := openAICall(p.id, p.name, p.args.String(), stop)
 			if err != nil {
 				return Response{}, nil, err
 			}
-			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: p.id, Name: p.name, Input: in})
-		}
-		stop, err := openAIStop(finish, len(out.ToolCalls))
-		if err != nil {
-			return Response{}, nil, err
+			if ok {
+				out.ToolCalls = append(out.ToolCalls, call)
+			}
 		}
 		if refusal.Len() > 0 {
 			if out.Text == "" {

@@ -187,7 +187,14 @@ func anthropicReply(st Step, req map[string]any) map[string]any {
 		content = append(content, map[string]any{"type": "text", "text": st.Text})
 	}
 	for _, c := range st.Calls {
-		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(orEmpty(c.Input))})
+		// A whole Messages answer carries input as a parsed object: an
+		// input the script cut short (a call cut at the output cap, which
+		// streams as unfinished JSON) goes as the empty object.
+		in := orEmpty(c.Input)
+		if !json.Valid([]byte(in)) {
+			in = "{}"
+		}
+		content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(in)})
 	}
 	if content == nil {
 		content = []map[string]any{}
