@@ -252,7 +252,7 @@ func (s *Session) run(ctx context.Context, sp spec) (Result, error) {
 		closeAll()
 		return Result{}, fmt.Errorf("contain %q: %w", sp.binary, err)
 	}
-	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
+	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid && !cmd.SysProcAttr.Setsid {
 		closeAll()
 		return Result{}, fmt.Errorf("contain %q: the container cleared Setpgid: %w", sp.binary, ErrPolicy)
 	}

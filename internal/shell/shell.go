@@ -24,8 +24,9 @@ import (
 
 // Container prepares a command to run contained (Landlock, cgroup, network
 // namespace, rlimits, seccomp). *sandbox.Session satisfies it. Prepare may
-// set fields of cmd.SysProcAttr but must keep Setpgid, which this package
-// sets before calling it.
+// set fields of cmd.SysProcAttr but must keep the command a process group
+// leader: Setpgid, which this package sets before calling it, or Setsid (a
+// new session is a new process group too).
 type Container interface {
 	Prepare(cmd *exec.Cmd) error
 }
