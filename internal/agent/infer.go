@@ -242,7 +242,9 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 				s := measure(out, resp, inputFn())
 				s.dur = dur
 				if res != nil {
-					res.Settle(s.chargedIn + s.chargedOut)
+					if err := res.Settle(s.chargedIn + s.chargedOut); err != nil {
+						return nil, nil, attempt + 1, "", unrecorded(err)
+					}
 				}
 				return s, nil, attempt + 1, "", nil
 			}
@@ -258,7 +260,9 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 			charge = 0
 		}
 		if res != nil {
-			res.Settle(charge)
+			if err := res.Settle(charge); err != nil {
+				return nil, nil, attempt + 1, "", unrecorded(err)
+			}
 		}
 		f.charged = charge
 		if !retry {
@@ -275,6 +279,12 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 			return nil, nil, attempt + 1, "", err
 		}
 	}
+}
+
+// unrecorded is a charge a spend ceiling could not record. The task ends
+// there: going on would spend tokens the ceiling no longer counts.
+func unrecorded(err error) error {
+	return fmt.Errorf("the call's charge could not be recorded by the spend ceiling: %w", err)
 }
 
 // failureLine writes a failed call's inference record.

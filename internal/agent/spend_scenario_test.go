@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -81,11 +82,11 @@ func TestRefusalLatchesLaterTasks(t *testing.T) {
 	}
 	l := &agent.Loop{Model: "double-1", Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
 		Choice: agent.Limits{OutputCap: 600}, Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{meter}}
-	if o := l.RunTask(context.Background(), "t1", "", "hi"); o.Status != agent.ExitSpendCeiling {
+	if o := l.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "", Text: "hi"}); o.Status != agent.ExitSpendCeiling {
 		t.Fatalf("first task %+v", o)
 	}
 	hold.Settle(0) // the other run frees its hold
-	if o := l.RunTask(context.Background(), "t2", "", "hi"); o.Status != agent.ExitSpendCeiling || !strings.Contains(o.Reason, "spend ceiling reached") {
+	if o := l.RunTask(context.Background(), agent.Task{ID: "t2", ContextID: "", Text: "hi"}); o.Status != agent.ExitSpendCeiling || !strings.Contains(o.Reason, "spend ceiling reached") {
 		t.Fatalf("second task %+v", o)
 	}
 	if len(srv.Requests()) != 0 {
@@ -125,5 +126,33 @@ func TestCeilingRefusesRetry(t *testing.T) {
 	}
 	if len(r.lines("inference_retry")) != 1 || len(r.lines("spend_ceiling_reached")) != 1 {
 		t.Fatal("want one inference_retry line and the refusal's line")
+	}
+}
+
+// TestSettleFailureFailsTask: when the machine meter cannot record a call's
+// charge (its file was damaged while the call was out), the task fails
+// naming E-SPEND-001 instead of going on with spending the meter no longer
+// counts.
+func TestSettleFailureFailsTask(t *testing.T) {
+	srv := providertest.Start(t,
+		providertest.Step{Calls: []providertest.Call{writeCall("c1", "a", "1")}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Text: "never"})
+	path := spend.MeterPath(t.TempDir())
+	inner := &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL}
+	damaging := agent.DriverFunc(func(ctx context.Context, data []byte) (agent.Result, error) {
+		out, err := inner.Run(ctx, data)
+		if werr := os.WriteFile(path, []byte("{"), 0o600); werr != nil {
+			t.Error(werr)
+		}
+		return out, err
+	})
+	l := &agent.Loop{Model: "double-1", Driver: damaging, Choice: agent.Limits{OutputCap: 100},
+		Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{spend.NewMachineMeter(path, 1_000_000)}}
+	o := l.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "", Text: "hi"})
+	if o.Status != agent.ExitFailed || !strings.Contains(o.Reason, "E-SPEND-001") || !strings.Contains(o.Reason, "could not be recorded") {
+		t.Fatalf("task %+v", o)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests after the meter broke, want 1", n)
 	}
 }

@@ -1,16 +1,20 @@
 package spend
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/murmur/mur/internal/diag"
 )
 
 // MachineMeter is spend.machine_tokens_per_day: tokens across every run on
@@ -51,29 +55,34 @@ func NewMachineMeter(path string, limit int64) *MachineMeter {
 }
 
 // update runs f on the file's content under an exclusive lock and writes
-// the result back.
+// the result back atomically: a temporary file, synced, renamed over the
+// meter, then the directory synced. A crash at any point leaves either the
+// old count or the new one, never a truncated file. The lock is a sibling
+// file because the rename replaces the meter's inode.
 func (m *MachineMeter) update(f func(*meterFile) error) error {
-	if err := os.MkdirAll(filepath.Dir(m.path), 0o700); err != nil {
+	dir := filepath.Dir(m.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("spend meter: %w", err)
 	}
-	fd, err := os.OpenFile(m.path, os.O_RDWR|os.O_CREATE, 0o600)
+	lk, err := os.OpenFile(m.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("spend meter: %w", err)
 	}
-	defer fd.Close()
-	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX); err != nil {
+	defer lk.Close()
+	if err := syscall.Flock(int(lk.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("lock spend meter: %w", err)
 	}
-	defer syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
-	b, err := io.ReadAll(fd)
-	if err != nil {
-		return fmt.Errorf("read spend meter: %w", err)
-	}
+	defer syscall.Flock(int(lk.Fd()), syscall.LOCK_UN)
 	var mf meterFile
-	if len(b) > 0 {
-		if err := json.Unmarshal(b, &mf); err != nil {
-			// Guessing a count would let spending through unbounded.
-			return fmt.Errorf("spend meter %s is corrupt (remove it to restart today's count): %w", m.path, err)
+	b, err := os.ReadFile(m.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// No run has been metered on this machine yet.
+	case err != nil:
+		return fmt.Errorf("read spend meter: %w", err)
+	default:
+		if err := m.decode(b, &mf); err != nil {
+			return err
 		}
 	}
 	today := m.now().UTC().Format(time.DateOnly)
@@ -94,13 +103,77 @@ func (m *MachineMeter) update(f func(*meterFile) error) error {
 	if err != nil {
 		return fmt.Errorf("spend meter: %w", err)
 	}
-	if err := fd.Truncate(0); err != nil {
-		return fmt.Errorf("write spend meter: %w", err)
-	}
-	if _, err := fd.WriteAt(out, 0); err != nil {
+	if err := writeAtomic(m.path, out); err != nil {
 		return fmt.Errorf("write spend meter: %w", err)
 	}
 	return nil
+}
+
+// decode reads the file strictly. A file the meter cannot have written
+// (empty, truncated, unknown fields, no day, negative counts) is refused:
+// guessing a count, or starting again from 0, would let spending through
+// unbounded.
+func (m *MachineMeter) decode(b []byte, mf *meterFile) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(mf)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON object")
+	}
+	if err == nil {
+		if _, perr := time.Parse(time.DateOnly, mf.Day); perr != nil {
+			err = fmt.Errorf("day %q is not a YYYY-MM-DD date", mf.Day)
+		} else if mf.Used < 0 {
+			err = fmt.Errorf("used is negative (%d)", mf.Used)
+		}
+	}
+	for _, r := range mf.Reserved {
+		if err == nil && (r.Tokens < 0 || r.PID <= 0) {
+			err = fmt.Errorf("reservation %q holds %d tokens for process %d", r.ID, r.Tokens, r.PID)
+		}
+	}
+	if err == io.EOF {
+		err = errors.New("the file is empty")
+	}
+	if err != nil {
+		return diag.New(diag.SpendMeter, diag.Pos{File: m.path}, "",
+			fmt.Sprintf("the machine spend meter (spend.machine_tokens_per_day) is damaged: %v; it is not read as 0 used. Check today's spending, then delete the file to restart today's count from 0, or write {\"day\":\"YYYY-MM-DD\",\"used\":N} with the tokens already spent today", err))
+	}
+	return nil
+}
+
+// writeAtomic replaces path with b: a synced temporary file in the same
+// directory renamed over it, then the directory synced so the rename
+// itself survives a power loss.
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // alive reports whether pid is a running process (signal 0 probes).

@@ -132,10 +132,13 @@ func Admit(need int64, ceilings ...Admitter) (Reservation, error) {
 	for _, c := range ceilings {
 		r, err := c.Admit(need)
 		if err != nil {
+			// A release that fails is reported with the refusal; its
+			// reservation lapses when this process ends.
+			errs := []error{err}
 			for _, h := range held {
-				h.Settle(0)
+				errs = append(errs, h.Settle(0))
 			}
-			return nil, err
+			return nil, errors.Join(errs...)
 		}
 		held = append(held, r)
 	}

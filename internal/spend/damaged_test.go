@@ -1,0 +1,88 @@
+package spend
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/diag"
+)
+
+// TestMachineMeterDamagedRefuses: a meter file the meter cannot have
+// written is refused with E-SPEND-001 naming the file, by every reader, and
+// is left as it was for the operator to inspect; it is never read as 0.
+func TestMachineMeterDamagedRefuses(t *testing.T) {
+	cases := map[string]string{
+		"empty":           "",
+		"truncated":       `{"day":"2026-12-01","us`,
+		"no day":          `{"used":5}`,
+		"bad day":         `{"day":"yesterday","used":5}`,
+		"negative used":   `{"day":"2026-12-01","used":-4}`,
+		"unknown field":   `{"day":"2026-12-01","used":5,"spent":9}`,
+		"trailing data":   `{"day":"2026-12-01","used":5}{}`,
+		"bad reservation": `{"day":"2026-12-01","used":5,"reserved":[{"id":"1-1","pid":0,"tokens":3,"day":"2026-12-01"}]}`,
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := MeterPath(t.TempDir())
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m := NewMachineMeter(path, 1000)
+			_, admitErr := m.Admit(1)
+			_, usedErr := m.Used()
+			for _, err := range []error{admitErr, usedErr} {
+				var d diag.Diagnostic
+				if !errors.As(err, &d) || d.Code != diag.SpendMeter || d.Pos.File != path {
+					t.Fatalf("err = %v, want %s naming %s", err, diag.SpendMeter, path)
+				}
+				if !strings.Contains(d.Msg, "delete the file") {
+					t.Fatalf("the refusal does not say what to do: %s", d.Msg)
+				}
+			}
+			if b, _ := os.ReadFile(path); string(b) != content {
+				t.Fatalf("the damaged file was rewritten to %q", b)
+			}
+		})
+	}
+}
+
+// TestMachineMeterReplacesByRename: an update never writes into the file
+// a reader may hold; it renames a new one over it. A hard link to the old
+// file keeps the old content, which an in-place rewrite would change.
+func TestMachineMeterReplacesByRename(t *testing.T) {
+	path := MeterPath(t.TempDir())
+	m := NewMachineMeter(path, 1000)
+	r, err := m.Admit(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := path + ".old"
+	if err := os.Link(path, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Settle(7); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(old); string(b) != string(before) {
+		t.Fatalf("the meter was rewritten in place: the old file now reads %s", b)
+	}
+	if used, err := m.Used(); err != nil || used != 7 {
+		t.Fatalf("used = %d, %v", used, err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temporary file %s left behind", e.Name())
+		}
+	}
+}
