@@ -95,6 +95,22 @@ func TestAimock(t *testing.T) {
 				t.Fatalf("long: %+v", r)
 			}
 
+			// A cut inside a tool call's arguments (spec 004, When a turn
+			// hits the cap): aimock streams OpenAI's arguments verbatim, so
+			// they end unfinished; on the Anthropic wire it sends the input
+			// it could parse. Either way the answer is capped, not malformed,
+			// streamed and (OpenAI) whole.
+			for _, stream := range []bool{true, false} {
+				req := request(w.model, "aimock: cut tool")
+				req["tools"] = []any{weather}
+				req["config"] = map[string]any{"stream": stream}
+				r := in.call(req).response(t)
+				if r.StopReason != "max_tokens" || r.Text != "Checking the" || len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "get_weather" ||
+					r.ToolCalls[0].ID == "" || string(r.ToolCalls[0].Input) != `{}` {
+					t.Fatalf("cut tool (stream %v): %+v", stream, r)
+				}
+			}
+
 			for _, c := range []struct{ msg, status string }{{"aimock: rate limited", "429"}, {"aimock: overloaded", "529"}} {
 				o := in.call(request(w.model, c.msg))
 				if o.res.Status != "failed" || o.meta("http_status") != c.status || o.meta("transient") != "true" {

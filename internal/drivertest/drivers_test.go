@@ -388,3 +388,37 @@ func TestContinuationOptIn(t *testing.T) {
 		})
 	}
 }
+
+// A turn the provider cut at the output cap in the middle of a tool call's
+// input (spec 004, When a turn hits the cap) is a capped answer, not a
+// malformed one, through the built components: streamed on both wires,
+// and whole on OpenAI's, whose arguments travel as a string a cut leaves
+// unfinished. The call keeps its id and name with an empty input; the
+// runtime drops it unrun.
+func TestCutToolCallIsACappedAnswer(t *testing.T) {
+	cut := []providertest.Call{{ID: "call_cut", Name: "read_file", Input: `{"path":"docs/a-very-long-na`}}
+	for _, w := range wires {
+		for _, stream := range []bool{true, false} {
+			if !stream && w.name == "driver-anthropic" {
+				// A whole Messages answer carries input parsed: no cut JSON.
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/stream=%v", w.name, stream), func(t *testing.T) {
+				_, up := double(t, w, providertest.Step{Text: "Reading the", Calls: cut, Stop: "max_tokens", InputTokens: 20, OutputTokens: 256})
+				in := start(t, w, setup{Upstream: up, Key: testKey})
+				req := request(w.model, "Read the long file.")
+				req["tools"] = []any{readFile}
+				req["config"] = map[string]any{"stream": stream}
+				o := in.call(req)
+				r := o.response(t)
+				if r.StopReason != "max_tokens" || r.Text != "Reading the" || len(r.ToolCalls) != 1 ||
+					r.ToolCalls[0].ID != "call_cut" || r.ToolCalls[0].Name != "read_file" || string(r.ToolCalls[0].Input) != `{}` {
+					t.Fatalf("response %+v", r)
+				}
+				if o.meta("output_tokens") != "256" {
+					t.Fatalf("usage %v", o.res.Metadata)
+				}
+			})
+		}
+	}
+}

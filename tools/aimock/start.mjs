@@ -10,9 +10,13 @@ if (!file) {
   console.error("usage: node start.mjs FIXTURES.json");
   process.exit(2);
 }
-const { fixtures } = JSON.parse(readFileSync(file, "utf8"));
+const { fixtures, capped = [] } = JSON.parse(readFileSync(file, "utf8"));
 const mock = new LLMock({ host: "127.0.0.1", port: 0, logLevel: "warn" });
 mock.addFixturesFromJSON(fixtures);
+// A turn cut at the output cap can end inside a tool call's arguments,
+// which the file loader's validation refuses as JSON; these go in through
+// on(), which serves the arguments as written.
+for (const { match, response } of capped) mock.on(match, response);
 await mock.start();
 process.stdout.write(mock.url + "\n");
 
