@@ -30,8 +30,10 @@ type Removal struct {
 
 // Sweep applies r to the records group of the running session cur. Only
 // ses_ ids older than cur are candidates: the running session and any
-// launched after it are never this session's to delete. A --workdir
-// folder is never touched; only <manifest-dir>/workdir/<id> goes.
+// launched after it are never this session's to delete, and neither is an
+// older one still live in another run (its live lock is held); it goes in
+// a later sweep once it has ended. A --workdir folder is never touched;
+// only <manifest-dir>/workdir/<id> goes.
 func Sweep(cur Dirs, manifestDir string, r Retain, now time.Time) ([]Removal, error) {
 	if r.MaxSessions == 0 && r.MaxAge == 0 {
 		return nil, nil
@@ -75,7 +77,19 @@ func Sweep(cur Dirs, manifestDir string, r Retain, now time.Time) ([]Removal, er
 			continue
 		}
 		rm := Removal{ID: id, Reason: reason, Records: filepath.Join(group, id)}
-		if err := os.RemoveAll(rm.Records); err != nil {
+		// The lock is held through the removal, so the session cannot be
+		// resumed halfway through it.
+		release, ended, err := probeLive(filepath.Join(rm.Records, LiveFile))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("retention: %s: %w", id, err))
+			continue
+		}
+		if !ended {
+			continue
+		}
+		err = os.RemoveAll(rm.Records)
+		release()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("retention: remove %s: %w", id, err))
 			continue
 		}

@@ -141,6 +141,30 @@ type Dirs struct {
 	// OwnWorkdir is true when the runtime created Workdir (no --workdir);
 	// only such a folder is ever removed by retention.
 	OwnWorkdir bool
+
+	// live holds the flock on Records/.live that marks the session live
+	// until Release or the process's end (a crash releases it too).
+	live *os.File
+}
+
+// LiveFile is the file in a records directory whose flock marks the
+// session live; retention never removes a session whose lock is held.
+const LiveFile = ".live"
+
+// errLiveElsewhere is a session's live lock held by another process.
+var errLiveElsewhere = errors.New("the session is live in another mur process")
+
+// Release ends the session's claim on its records directory: retention in
+// another run may remove it from now on. Later calls do nothing.
+func (d Dirs) Release() error {
+	if d.live == nil {
+		return nil
+	}
+	err := d.live.Close()
+	if errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // Trace is the records directory's trace.jsonl.
@@ -224,12 +248,45 @@ func CreateWithID(l Layout, id string) (Dirs, error) {
 		d.Workdir = filepath.Join(md, "workdir", id)
 		d.OwnWorkdir = true
 	}
-	for _, dir := range []string{d.Records, d.Blobs(), d.Out(), d.Home(), d.Tmp(), d.Logs(), d.Runtime(), d.Workdir} {
+	if d.live, err = claim(group, id); err != nil {
+		return Dirs{}, fmt.Errorf("create session %s: %w", id, err)
+	}
+	for _, dir := range []string{d.Blobs(), d.Out(), d.Home(), d.Tmp(), d.Logs(), d.Runtime(), d.Workdir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
+			d.Release()
 			return Dirs{}, fmt.Errorf("create session directory: %w", err)
 		}
 	}
 	return d, nil
+}
+
+// claim creates group/id holding its live lock. A new records directory is
+// made under a dot name, locked, then renamed into place, so retention in
+// another run never sees it unlocked; an existing one (a resumed session)
+// is locked where it is, and refused if another process holds it.
+func claim(group, id string) (*os.File, error) {
+	rec := filepath.Join(group, id)
+	if err := os.MkdirAll(group, 0o700); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(rec); err == nil {
+		return lockLive(filepath.Join(rec, LiveFile))
+	}
+	tmp, err := os.MkdirTemp(group, ".new-"+id+"-")
+	if err != nil {
+		return nil, err
+	}
+	f, err := lockLive(filepath.Join(tmp, LiveFile))
+	if err == nil {
+		if err = os.Rename(tmp, rec); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return f, nil
 }
 
 // TaskSource says where the launch's task came from.
