@@ -165,6 +165,9 @@ func (s *Session) Close(final Outcome) (int, error) {
 	if cerr := s.tw.Close(); err == nil {
 		err = cerr
 	}
+	if rerr := s.Dirs.Release(); err == nil {
+		err = rerr
+	}
 	return code, err
 }
 
@@ -278,6 +281,7 @@ func Open(o Options) (*Session, int, error) {
 	}
 	if err != nil {
 		tw.Close()
+		dirs.Release()
 		return nil, ExitCodeRefused, err
 	}
 
