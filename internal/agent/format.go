@@ -114,6 +114,18 @@ func ParseResponse(data []byte) (Response, error) {
 	default:
 		return Response{}, fmt.Errorf("%w: stop_reason %q is not one of end_turn, tool_use, max_tokens, stop_sequence, refusal", ErrResponse, r.StopReason)
 	}
+	if r.StopReason == StopMaxTokens {
+		// A capped turn's calls are dropped unrun (spec 004, When a turn
+		// hits the cap); one the cap cut before its id or name arrived is
+		// no reason to fail the task, and cannot be named in the note.
+		kept := r.ToolCalls[:0]
+		for _, c := range r.ToolCalls {
+			if c.ID != "" && c.Name != "" {
+				kept = append(kept, c)
+			}
+		}
+		r.ToolCalls = kept
+	}
 	for i, c := range r.ToolCalls {
 		if c.ID == "" || c.Name == "" {
 			return Response{}, fmt.Errorf("%w: tool_calls[%d] needs an id and a name", ErrResponse, i)

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -41,6 +42,58 @@ func TestCappedTurnDropsToolCallsAndGoesOn(t *testing.T) {
 	}
 	if r.result() != "Short answer." {
 		t.Fatalf("result %q", r.result())
+	}
+}
+
+// A turn the provider cut at the output cap in the middle of a tool
+// call's input ends the turn, not the task (spec 004, When a turn hits
+// the cap), through both wires' drivers, streamed and (OpenAI) whole: the
+// call is dropped unrun, the model reads the note naming it, and the task
+// goes on; on the last allowed turn it ends ok with the fragment.
+func TestCutInsideToolCallEndsTheTurn(t *testing.T) {
+	cut := []providertest.Call{{ID: "c1", Name: "write", Input: `{"path":"x.txt","content":"the long no`}}
+	for _, c := range []struct {
+		wire   string
+		stream bool
+	}{{providertest.Anthropic, true}, {providertest.OpenAI, true}, {providertest.OpenAI, false}} {
+		t.Run(fmt.Sprintf("%s/stream=%v", c.wire, c.stream), func(t *testing.T) {
+			r := newRun(t, c.wire,
+				providertest.Step{Text: "Writing it", Calls: cut, Stop: "max_tokens", InputTokens: 30, OutputTokens: 1000},
+				providertest.Step{Text: "Done, in smaller steps.", InputTokens: 60, OutputTokens: 6},
+			)
+			r.opts.Driver.(*providertest.Driver).Stream = c.stream
+			r.launch()
+			r.wantCode(0)
+			if _, err := os.Stat(r.workdir + "/x.txt"); err == nil {
+				t.Fatal("the cut tool call ran")
+			}
+			if n := len(r.lines("tool_call")); n != 0 {
+				t.Fatalf("%d tool_call lines", n)
+			}
+			if inf := r.lines("inference")[0]; inf.String("stop_reason") != "max_tokens" {
+				t.Fatalf("first inference %v", inf.Fields)
+			}
+			second := requestText(r.srv.Requests()[1])
+			if !strings.Contains(second, "cut off at the output cap of 1000 tokens. Its tool calls (write) were not run.") || !strings.Contains(second, "Writing it") {
+				t.Fatalf("the model did not read the cut: %s", second)
+			}
+			if r.result() != "Done, in smaller steps." {
+				t.Fatalf("result %q", r.result())
+			}
+
+			last := newRun(t, c.wire, providertest.Step{Text: "Writing it", Calls: cut, Stop: "max_tokens", InputTokens: 30, OutputTokens: 1000})
+			last.opts.Driver.(*providertest.Driver).Stream = c.stream
+			last.opts.Config.MaxTurns = 1
+			last.launch()
+			last.wantCode(0)
+			last.wantStderr("W-RUN-001", "status: ok")
+			if got := last.result(); !strings.HasPrefix(got, "Writing it\n\n[fragment") {
+				t.Fatalf("result.txt = %q", got)
+			}
+			if _, err := os.Stat(last.workdir + "/x.txt"); err == nil {
+				t.Fatal("the cut tool call ran on the last turn")
+			}
+		})
 	}
 }
 

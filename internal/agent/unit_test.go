@@ -186,7 +186,7 @@ func TestContinuationProtocol(t *testing.T) {
 	})
 	inv, _ := NewInventory([]Tool{NewSkill("skill1", "s", "body")})
 	l := &Loop{Model: "m", Driver: drv, Choice: Limits{OutputCap: 100}, Tools: inv, Retry: DefaultRetry, Events: &event.Stream{}, Recorder: trace.Recorder{Level: trace.CaptureNone}}
-	out := l.RunTask(context.Background(), "t1", "ctx-1", "go")
+	out := l.RunTask(context.Background(), Task{ID: "t1", ContextID: "ctx-1", Text: "go"})
 	if out.Status != ExitOK || len(reqs) != 3 {
 		t.Fatalf("%+v %d", out, len(reqs))
 	}
@@ -210,8 +210,8 @@ func TestContinuationNeverCrossesContexts(t *testing.T) {
 		return passed(`{"text":"ok","stop_reason":"end_turn"}`, MetaContinuationID, "c"), nil
 	})
 	l := &Loop{Model: "m", Driver: drv, Choice: Limits{OutputCap: 100}, Retry: DefaultRetry, Recorder: trace.Recorder{Level: trace.CaptureNone}}
-	l.RunTask(context.Background(), "t1", "ctx-a", "one")
-	l.RunTask(context.Background(), "t2", "ctx-b", "two")
+	l.RunTask(context.Background(), Task{ID: "t1", ContextID: "ctx-a", Text: "one"})
+	l.RunTask(context.Background(), Task{ID: "t2", ContextID: "ctx-b", Text: "two"})
 	if last.ContinuationID != "" {
 		t.Fatal("a continuation was reused for another context")
 	}
@@ -245,6 +245,20 @@ func TestSplitWords(t *testing.T) {
 		if _, err := SplitWords(bad); !errors.Is(err, ErrSplit) {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// A capped turn's call without an id or a name is left out rather than
+// failing the turn: the cap may cut a call before either arrived, and a
+// capped turn's calls are dropped unrun anyway. Any other turn still
+// fails on it.
+func TestParseResponseCappedNamelessCall(t *testing.T) {
+	r, err := ParseResponse([]byte(`{"text":"Writ","tool_calls":[{"id":"c1","name":"write"},{"id":"c2","name":""}],"stop_reason":"max_tokens"}`))
+	if err != nil || len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "write" {
+		t.Fatalf("capped: %+v %v", r, err)
+	}
+	if _, err := ParseResponse([]byte(`{"tool_calls":[{"id":"c2","name":""}],"stop_reason":"tool_use"}`)); !errors.Is(err, ErrResponse) {
+		t.Fatalf("uncapped nameless call: %v", err)
 	}
 }
 
