@@ -92,6 +92,17 @@ func GlobalStore(murmurDir string) *Layout {
 	return NewLayout("global", filepath.Join(murmurDir, "store"))
 }
 
+// lock takes the project lock (.murmur/.lock beside murmur.yaml) that
+// serialises the processes rewriting murmur.lock; the kernel drops it if
+// the process dies.
+func (p *Project) lock() (func(), error) {
+	dir := filepath.Join(p.Dir, ".murmur")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lock the project: %w", err)
+	}
+	return lockDir(dir)
+}
+
 // LockPath is the project's murmur.lock.
 func (p *Project) LockPath() string { return filepath.Join(p.Dir, artifact.LockFile) }
 
@@ -200,6 +211,13 @@ type planned struct {
 // unpacked trees, and murmur.lock last, atomically, with origin operator.
 // Any refusal writes nothing at all.
 func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Installed, error) {
+	// murmur.lock is read, checked against and rewritten: a second install
+	// in the project between the read and the write would lose its pins.
+	unlock, err := in.Project.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	lock, err := artifact.LoadLock(in.Project.LockPath())
 	if err != nil {
 		return nil, err
