@@ -92,16 +92,11 @@ func GlobalStore(murmurDir string) *Layout {
 	return NewLayout("global", filepath.Join(murmurDir, "store"))
 }
 
-// lock takes the project lock (.murmur/.lock beside murmur.yaml) that
+// lock takes the project lock, an flock on the directory holding
+// murmur.yaml itself (so a refused install still writes nothing), that
 // serialises the processes rewriting murmur.lock; the kernel drops it if
 // the process dies.
-func (p *Project) lock() (func(), error) {
-	dir := filepath.Join(p.Dir, ".murmur")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lock the project: %w", err)
-	}
-	return lockDir(dir)
-}
+func (p *Project) lock() (func(), error) { return lockOpen(p.Dir) }
 
 // LockPath is the project's murmur.lock.
 func (p *Project) LockPath() string { return filepath.Join(p.Dir, artifact.LockFile) }
@@ -223,8 +218,9 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		return nil, err
 	}
 	// Fetch and verify concurrently (registries answer slowly, each
-	// package is small); check in declaration order so the first refusal
-	// reported is the first entry's.
+	// package is small). Every entry that cannot be fetched is reported at
+	// once (errors.Join, in declaration order), so an operator fixes them
+	// all in one pass rather than one per attempt.
 	fetched := make([]*Fetched, len(refs))
 	errs := make([]error, len(refs))
 	sem := make(chan struct{}, 8)
@@ -239,11 +235,11 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	var plan []planned
 	for i := range refs {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		f := fetched[i]
 		pkg, err := artifact.Open(f.Data, artifact.DefaultLimits)
 		if err != nil {
