@@ -59,8 +59,27 @@ func InstallChecker(f *Fetched, pkg *artifact.Package) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Ref, err)
 	}
-	a, _ := manifest.ParseArtifact(f.Ref.String()+"!murmur.yaml", mf)
+	a, ds := manifest.ParseArtifact(f.Ref.String()+"!murmur.yaml", mf)
+	if err := packedErr(ds, "Nothing was written"); err != nil {
+		return err
+	}
 	return CheckPackedManifest(a, f.Ref)
+}
+
+// packedErr refuses a packed murmur.yaml with its own diagnostics (file,
+// line and field inside the package) rather than half-reading it. A
+// malformed models: is left to CheckPackedManifest, which reports it as
+// E-REG-011.
+func packedErr(ds diag.List, after string) error {
+	var bad diag.List
+	for _, d := range ds.Errors() {
+		if d.Code == diag.BldModels {
+			continue
+		}
+		d.Msg += "; the package's own murmur.yaml is refused: fix it, rebuild and publish a new version. " + after
+		bad = append(bad, d)
+	}
+	return bad.Err()
 }
 
 // Publish checks a built package and puts it into target under

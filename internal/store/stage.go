@@ -21,18 +21,21 @@ func (r *Resolution) Artifact(name string) (*manifest.Artifact, bool) {
 	if !ok {
 		return nil, false
 	}
-	r.once(res)
+	res.decode()
 	return res.parsed, res.parsed != nil
 }
 
-func (r *Resolution) once(res *Resolved) {
+// decode reads the entry's own manifest once.
+func (res *Resolved) decode() {
 	res.parse.Do(func() {
 		if res.Manifest == nil {
 			res.parsed = &manifest.Artifact{Name: res.Name, Version: res.Version, Runtime: res.Role, Execution: manifest.ExecStatic}
 			return
 		}
-		a, _ := manifest.ParseArtifact(res.Name+"@"+res.Version+"!murmur.yaml", res.Manifest)
-		res.parsed = a
+		a, ds := manifest.ParseArtifact(res.Name+"@"+res.Version+"!murmur.yaml", res.Manifest)
+		if res.parseErr = packedErr(ds, "Then run `mur install`"); res.parseErr == nil {
+			res.parsed = a
+		}
 	})
 }
 
@@ -42,6 +45,9 @@ var _ manifest.Installed = (*Resolution)(nil)
 type parsedState struct {
 	parse  sync.Once
 	parsed *manifest.Artifact
+	// parseErr refuses a stored manifest with error diagnostics; parsed
+	// is then nil, so no staging check reads it halfway.
+	parseErr error
 }
 
 // Entries turns a capsule's artifacts: into resolver entries, defaults
@@ -88,6 +94,13 @@ func Stage(ctx context.Context, c *manifest.Capsule, floor string) (*Resolution,
 			}
 		default:
 			ds = append(ds, entryDiag(c, i, err))
+		}
+	}
+	for _, r := range res.List {
+		r.decode()
+		var l diag.ListError
+		if errors.As(r.parseErr, &l) {
+			ds = append(ds, l...)
 		}
 	}
 	if len(ds) == 0 {
