@@ -162,9 +162,22 @@ func (l *Lock) Save(path string) error {
 }
 
 // WriteFileAtomic writes b to path through a synced temporary file and a
-// rename.
+// rename, then syncs the directory so the rename itself is durable.
 func WriteFileAtomic(path string, b []byte, mode fs.FileMode) error {
-	return WriteFileRename(path, b, mode, true)
+	if err := WriteFileRename(path, b, mode, true); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err == nil {
+		err = d.Sync()
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: sync its directory: %w", path, err)
+	}
+	return nil
 }
 
 // WriteFileRename writes b to path through a temporary file and a rename,
