@@ -61,8 +61,15 @@ func printDiags(w io.Writer, ds diag.List) {
 }
 
 // reportErr prints err as a diagnostic line beginning with its code when
-// it has one, and returns the exit error for it.
+// it has one (one line per error when err joins several), and returns the
+// exit error for it.
 func reportErr(env *Env, err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			reportErr(env, e)
+		}
+		return &ExitError{Code: 1, Silent: true}
+	}
 	var d diag.Diagnostic
 	var l diag.ListError
 	switch {
