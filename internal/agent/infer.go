@@ -59,8 +59,13 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		line["message_shas"] = t.conv.shas
 	}
 
-	res, f, attempts, stopped, resErr := l.attempts(ctx, t, data, inputFn, line)
+	res, f, spent, attempts, stopped, resErr := l.attempts(ctx, t, data, inputFn, line)
 	line["input_tokens"] = inputFn()
+	// Every attempt's charge is the call's: the spend meters took each
+	// failed attempt's as it ended, so the record and the task's totals
+	// (and through them the session's and the status line) carry them too.
+	t.out.InputTokens += spent.in
+	t.out.OutputTokens += spent.out
 	if attempts > 1 {
 		line["attempts"] = attempts
 	}
@@ -75,10 +80,14 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 			if f != nil {
 				// A retry refused: the call still keeps its record, with
 				// what its attempts cost, before the refusal's own lines.
-				l.failureLine(line, f)
-				t.out.InputTokens += f.charged
+				l.failureLine(line, f, spent)
 			}
 			return Response{}, l.refused(t, ref)
+		}
+		if f != nil {
+			// A cancel during a wait: the call keeps its record, with what
+			// its attempts cost.
+			l.failureLine(line, f, spent)
 		}
 		if o := l.ctxOutcome(ctx, t); o != nil {
 			return Response{}, o
@@ -87,7 +96,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		return Response{}, &o
 	}
 	if f != nil {
-		l.failureLine(line, f)
+		l.failureLine(line, f, spent)
 		t.out.Turns = turnNo
 		if o := l.ctxOutcome(ctx, t); o != nil {
 			return Response{}, o
@@ -109,7 +118,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	for k, v := range res.actual {
 		line[k] = v
 	}
-	line["charged"] = res.chargedIn + res.chargedOut
+	line["charged"] = res.chargedIn + res.chargedOut + spent.total()
 	line["stop_reason"] = resp.StopReason
 	line["duration_ms"] = res.dur.Milliseconds()
 	if l.Recorder.Hashes() {
@@ -206,13 +215,21 @@ type success struct {
 	anchor     int64
 }
 
+// charge is what a call's failed attempts cost, split as the task's
+// totals keep it.
+type charge struct{ in, out int64 }
+
+func (c charge) total() int64 { return c.in + c.out }
+
 // attempts runs the call, retrying transient failures. It returns the
 // success, or the final failure with the attempt count and retry stop, or
-// an error for a spend refusal or a cancelled wait. A refusal of a retry
-// comes with the failure of the attempt before it (charged what that
-// attempt cost), so the call still keeps its inference record.
-func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func() int64, line map[string]any) (*success, *failure, int, string, error) {
+// an error for a spend refusal or a cancelled wait, with what the call's
+// failed attempts were charged (spent). A refusal of a retry, or a cancel
+// during a wait, comes with the failure of the attempt before it, so the
+// call still keeps its inference record.
+func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func() int64, line map[string]any) (*success, *failure, charge, int, string, error) {
 	var last *failure
+	var spent charge
 	for attempt := 0; ; attempt++ {
 		need := l.Choice.OutputCap
 		if len(l.Ceilings) > 0 || l.latch != nil {
@@ -222,12 +239,12 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 		if l.latch != nil {
 			r := *l.latch
 			r.Latched, r.Needed = true, need
-			return nil, last, attempt, "", &r
+			return nil, last, spent, attempt, "", &r
 		}
 		if len(l.Ceilings) > 0 {
 			r, err := spend.Admit(need, l.Ceilings...)
 			if err != nil {
-				return nil, last, attempt, "", err
+				return nil, last, spent, attempt, "", err
 			}
 			res = r
 		}
@@ -243,10 +260,10 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 				s.dur = dur
 				if res != nil {
 					if err := res.Settle(s.chargedIn + s.chargedOut); err != nil {
-						return nil, nil, attempt + 1, "", unrecorded(err)
+						return nil, nil, spent, attempt + 1, "", unrecorded(err)
 					}
 				}
-				return s, nil, attempt + 1, "", nil
+				return s, nil, spent, attempt + 1, "", nil
 			}
 		}
 		f := classify(out, derr, l.now())
@@ -255,28 +272,28 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 		// status or a broken connection costs nothing; anything else,
 		// including the attempt a retry stop ends on, is charged what any
 		// failed call is (the provider's report, else the input).
-		charge := failedCharge(out, inputFn())
+		c := failedCharge(out, inputFn())
 		if retry && f.brokeOrStatus {
-			charge = 0
+			c = charge{}
 		}
 		if res != nil {
-			if err := res.Settle(charge); err != nil {
-				return nil, nil, attempt + 1, "", unrecorded(err)
+			if err := res.Settle(c.total()); err != nil {
+				return nil, nil, spent, attempt + 1, "", unrecorded(err)
 			}
 		}
-		f.charged = charge
+		spent.in += c.in
+		spent.out += c.out
 		if !retry {
-			t.out.InputTokens += charge
-			return nil, &f, attempt + 1, stopped, nil
+			return nil, &f, spent, attempt + 1, stopped, nil
 		}
 		last = &f
-		rl := map[string]any{"task_id": t.id, "turn": line["turn"], "attempt": attempt + 1, "wait_ms": wait.Milliseconds(), "error": f.msg}
+		rl := map[string]any{"task_id": t.id, "turn": line["turn"], "attempt": attempt + 1, "wait_ms": wait.Milliseconds(), "error": f.msg, "charged": c.total()}
 		if f.status > 0 {
 			rl["http_status"] = f.status
 		}
 		l.emit("inference_retry", rl)
 		if err := l.sleep(ctx, wait); err != nil {
-			return nil, nil, attempt + 1, "", err
+			return nil, last, spent, attempt + 1, "", err
 		}
 	}
 }
@@ -287,10 +304,11 @@ func unrecorded(err error) error {
 	return fmt.Errorf("the call's charge could not be recorded by the spend ceiling: %w", err)
 }
 
-// failureLine writes a failed call's inference record.
-func (l *Loop) failureLine(line map[string]any, f *failure) {
+// failureLine writes a failed call's inference record, charged what all
+// its attempts cost.
+func (l *Loop) failureLine(line map[string]any, f *failure, spent charge) {
 	line["error"] = f.msg
-	line["charged"] = f.charged
+	line["charged"] = spent.total()
 	if f.status > 0 {
 		line["http_status"] = f.status
 	}
@@ -322,12 +340,12 @@ func (l *Loop) retryDecision(ctx context.Context, f failure, attempt int) (retry
 // failedCharge is what a failed call costs: the provider's request plus
 // completion when its error payload reported both, else the estimate of
 // the request alone.
-func failedCharge(out Result, input int64) int64 {
+func failedCharge(out Result, input int64) charge {
 	in, o := out.metaInt(MetaInputTokens), out.metaInt(MetaOutputTokens)
 	if in >= 0 && o >= 0 {
-		return in + max(out.metaInt(MetaCachedTokens), 0) + max(out.metaInt(MetaCacheWriteTokens), 0) + o
+		return charge{in: in + max(out.metaInt(MetaCachedTokens), 0) + max(out.metaInt(MetaCacheWriteTokens), 0), out: o}
 	}
-	return input
+	return charge{in: input}
 }
 
 // measure counts a passed call and decides its charge: the provider's

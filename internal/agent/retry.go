@@ -37,8 +37,6 @@ type failure struct {
 	brokeOrStatus bool
 	retryAfter    time.Duration
 	hasRetryAfter bool
-	// charged is what the call's last attempt cost, once it failed for good.
-	charged int64
 }
 
 // reason is the failure text without the attempts suffix.
