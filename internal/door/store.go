@@ -1,0 +1,236 @@
+package door
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+)
+
+// caller is who a request speaks for, put on its context by the door's HTTP
+// layer. A context without one is the door's own work (the SDK executing or
+// cancelling a task), which reaches every task.
+type caller struct {
+	name    string // "operator", a credential name, or "" without authentication
+	seesAll bool   // the operator token, or a door without authentication
+	origin  Origin
+}
+
+type callerKey struct{}
+
+func withCaller(ctx context.Context, c caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerFrom(ctx context.Context) (caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(caller)
+	return c, ok
+}
+
+// store keeps the door's tasks and answers who may see which (spec 004
+// "A declared credential's token reaches only the tasks a request carrying
+// it started; the operator token reaches every task"). The SDK's in-memory
+// store compares owners on every update too, which would stop the operator
+// from cancelling a credential's task, hence this one.
+type store struct {
+	mu    sync.Mutex
+	seq   int64
+	tasks map[a2a.TaskID]*stored
+}
+
+type stored struct {
+	seq     int64
+	owner   string
+	version taskstore.TaskVersion
+	updated time.Time
+	body    []byte // the task as JSON: every reader gets its own copy
+	state   a2a.TaskState
+	context string
+	stamp   *time.Time
+}
+
+func newStore() *store { return &store{tasks: map[a2a.TaskID]*stored{}} }
+
+var _ taskstore.Store = (*store)(nil)
+
+func visible(ctx context.Context, s *stored) bool {
+	c, ok := callerFrom(ctx)
+	return !ok || c.seesAll || c.name == s.owner
+}
+
+func (s *store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
+	body, err := json.Marshal(task)
+	if err != nil {
+		return 0, fmt.Errorf("task %s: %w", task.ID, err)
+	}
+	c, _ := callerFrom(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tasks[task.ID]; ok {
+		return 0, taskstore.ErrTaskAlreadyExists
+	}
+	s.seq++
+	s.tasks[task.ID] = &stored{seq: s.seq, owner: c.name, version: 1, updated: time.Now(), body: body,
+		state: task.Status.State, context: task.ContextID, stamp: task.Status.Timestamp}
+	return 1, nil
+}
+
+func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	body, err := json.Marshal(req.Task)
+	if err != nil {
+		return 0, fmt.Errorf("task %s: %w", req.Task.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.tasks[req.Task.ID]
+	if !ok || !visible(ctx, st) {
+		return 0, a2a.ErrTaskNotFound
+	}
+	if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != st.version {
+		return 0, taskstore.ErrConcurrentModification
+	}
+	st.version++
+	st.body, st.updated = body, time.Now()
+	st.state, st.context, st.stamp = req.Task.Status.State, req.Task.ContextID, req.Task.Status.Timestamp
+	return st.version, nil
+}
+
+// setStatus moves a task to status outside any SDK execution: a task that
+// waits for input has no execution, yet its input timeout or its end must
+// still reach GetTask.
+func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.tasks[id]
+	if !ok {
+		return a2a.ErrTaskNotFound
+	}
+	var t a2a.Task
+	if err := json.Unmarshal(st.body, &t); err != nil {
+		return err
+	}
+	if t.Status.State.Terminal() {
+		return nil
+	}
+	if status.Message != nil {
+		t.History = append(t.History, status.Message)
+	}
+	t.Status = status
+	body, err := json.Marshal(&t)
+	if err != nil {
+		return err
+	}
+	st.version++
+	st.body, st.updated, st.state, st.stamp = body, time.Now(), status.State, status.Timestamp
+	return nil
+}
+
+func (s *store) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
+	s.mu.Lock()
+	st, ok := s.tasks[id]
+	if !ok || !visible(ctx, st) {
+		s.mu.Unlock()
+		return nil, a2a.ErrTaskNotFound
+	}
+	body, version, owner := st.body, st.version, st.owner
+	s.mu.Unlock()
+	var t a2a.Task
+	if err := json.Unmarshal(body, &t); err != nil {
+		return nil, fmt.Errorf("task %s: %w", id, err)
+	}
+	return &taskstore.StoredTask{Task: &t, Version: version, User: owner}, nil
+}
+
+// List pages through the tasks the caller may see, newest first. A page
+// token names the last task of the previous page, so tasks created while a
+// client pages do not shift the pages it has yet to read.
+func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	const defaultPageSize, maxPageSize = 50, 100
+	size := req.PageSize
+	if size == 0 {
+		size = defaultPageSize
+	}
+	if size < 1 || size > maxPageSize {
+		return nil, fmt.Errorf("pageSize %d: must be from 1 to %d: %w", req.PageSize, maxPageSize, a2a.ErrInvalidParams)
+	}
+	after := int64(-1)
+	if req.PageToken != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(req.PageToken)
+		n, perr := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || perr != nil || n < 0 {
+			return nil, fmt.Errorf("pageToken %q is not one this door issued: %w", req.PageToken, a2a.ErrInvalidParams)
+		}
+		after = n
+	}
+	type hit struct {
+		seq  int64
+		body []byte
+	}
+	var hits []hit
+	total := 0
+	s.mu.Lock()
+	for _, st := range s.tasks {
+		if !visible(ctx, st) {
+			continue
+		}
+		if req.ContextID != "" && st.context != req.ContextID {
+			continue
+		}
+		if req.Status != a2a.TaskStateUnspecified && st.state != req.Status {
+			continue
+		}
+		if req.StatusTimestampAfter != nil && (st.stamp == nil || st.stamp.Before(*req.StatusTimestampAfter)) {
+			continue
+		}
+		total++
+		if after < 0 || st.seq < after {
+			hits = append(hits, hit{st.seq, st.body})
+		}
+	}
+	s.mu.Unlock()
+	// Newest first.
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.seq, a.seq) })
+	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, TotalSize: total, PageSize: size}
+	if len(hits) > size {
+		hits = hits[:size]
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(hits[size-1].seq, 10)))
+	}
+	for _, h := range hits {
+		var t a2a.Task
+		if err := json.Unmarshal(h.body, &t); err != nil {
+			return nil, err
+		}
+		if req.HistoryLength != nil {
+			if n := *req.HistoryLength; n == 0 {
+				t.History = nil
+			} else if n > 0 && len(t.History) > n {
+				t.History = t.History[len(t.History)-n:]
+			}
+		}
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		resp.Tasks = append(resp.Tasks, &t)
+	}
+	return resp, nil
+}
+
+
+// ids returns every task id with its state, for StopSession's residue.
+func (s *store) states() map[a2a.TaskID]a2a.TaskState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[a2a.TaskID]a2a.TaskState, len(s.tasks))
+	for id, st := range s.tasks {
+		m[id] = st.state
+	}
+	return m
+}
