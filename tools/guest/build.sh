@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # build.sh DIR... builds each guest directory into a murmur component,
 # $MUR_GUEST_OUT/<name>.wasm (default: build/guests/ at the repository
-# root). A directory holds a murmur.yaml artifact manifest (its name and
-# runtime pick the file name and the world) and either Go sources (a main
-# package using sdk/go) or an index.js ES module.
+# root), and puts a copy beside its murmur.yaml as DIR/<name>.wasm, the
+# file its requires_files names, so `mur build DIR` packs it as is. A
+# directory holds a murmur.yaml artifact manifest (its name and runtime
+# pick the file name and the world) and either Go sources (a main package
+# using sdk/go) or an index.js ES module.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,5 +62,6 @@ for dir in "$@"; do
     echo "build.sh: $dir: no Go sources and no index.js" >&2
     exit 1
   fi
+  cp "$target" "$dir/$name.wasm"
   echo "$target"
 done
