@@ -122,7 +122,7 @@ func New(cfg Config) (*Door, error) {
 	handler := a2asrv.NewHandler(executor{d},
 		a2asrv.WithTaskStore(d.store),
 		a2asrv.WithLogger(cfg.Logger),
-		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}),
+		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true, ExtendedAgentCard: cfg.Auth != nil}),
 		a2asrv.WithExtendedAgentCardProducer(a2asrv.ExtendedAgentCardProducerFn(func(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
 			return d.card(), nil
 		})),

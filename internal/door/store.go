@@ -222,14 +222,3 @@ func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 	}
 	return resp, nil
 }
-
-// ids returns every task id with its state, for StopSession's residue.
-func (s *store) states() map[a2a.TaskID]a2a.TaskState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := make(map[a2a.TaskID]a2a.TaskState, len(s.tasks))
-	for id, st := range s.tasks {
-		m[id] = st.state
-	}
-	return m
-}
