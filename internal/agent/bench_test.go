@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
 )
@@ -36,7 +37,7 @@ func benchLoop(b *testing.B, turns int) (*Loop, func()) {
 	})
 	inv, _ := NewInventory([]Tool{NewSkill("style", "House style.", "# Style\nKeep functions short; name things for what they are.")})
 	l := &Loop{
-		Model: "m", Driver: drv, Choice: Limits{OutputCap: 4096, Budget: 100000}, Tools: inv,
+		Model: "m", Driver: drv, Choice: manifest.ChoiceLimits{OutputCap: 4096, Budget: 100000}, Tools: inv,
 		Prompt: Prompt{Text: "You are a careful engineer.", Set: true}, Events: &ev,
 		Recorder: trace.Recorder{Level: trace.CaptureMeta}, Retry: DefaultRetry, MaxTurns: 0,
 	}
@@ -55,7 +56,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				out := l.RunTask(context.Background(), fmt.Sprint("t", i), "", "Read every file and summarise it.")
+				out := l.RunTask(context.Background(), Task{ID: fmt.Sprint("t", i), Text: "Read every file and summarise it."})
 				if out.Status != ExitOK || out.Turns != turns {
 					b.Fatalf("%+v", out)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/trace"
@@ -26,12 +27,10 @@ type Config struct {
 	Model        string
 	DriverName   string
 	DriverConfig json.RawMessage
-	// ModelTable is the primary driver's models: block.
-	ModelTable map[string]ModelLimits
-	// Alternates are inference.alternates, resolved only for their limits:
-	// the loop itself serves every turn through the primary.
-	Alternates          []Choice
-	Limits              LimitSettings
+	// ModelLimits are every driver choice's limits as the manifest engine
+	// resolved them (manifest.ResolveLimits), the primary first; the loop
+	// serves every turn through the primary.
+	ModelLimits         []manifest.ChoiceLimits
 	MaxTurns            int
 	MaxSessionTokens    int64
 	MachineTokensPerDay int64
@@ -105,6 +104,13 @@ const (
 func Launch(ctx context.Context, o Options) (int, error) {
 	s, code, err := Open(o)
 	if s == nil {
+		var refused diag.ListError
+		if errors.As(err, &refused) {
+			for _, e := range refused {
+				fmt.Fprintln(o.Stderr, e.String())
+			}
+			err = nil
+		}
 		return code, err
 	}
 	if s.TaskErr != nil {
@@ -114,7 +120,7 @@ func Launch(ctx context.Context, o Options) (int, error) {
 		fmt.Fprintf(s.stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", s.Dirs.ID, s.Dirs.Workdir)
 		return s.Close(Outcome{Status: ExitOK})
 	}
-	out := s.RunTask(ctx, "tsk_"+strings.TrimPrefix(s.Dirs.ID, session.Prefix), "", s.Task)
+	out := s.RunTask(ctx, Task{ID: "tsk_" + strings.TrimPrefix(s.Dirs.ID, session.Prefix), Origin: OriginCLI, Text: s.Task})
 	return s.Close(out)
 }
 
@@ -144,13 +150,13 @@ type Session struct {
 func (s *Session) Events() *event.Stream { return s.events }
 
 // RunTask runs one task to its end under the session's deadline.
-func (s *Session) RunTask(ctx context.Context, taskID, contextID, text string) Outcome {
+func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
 	if !s.Loop.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, s.Loop.Deadline)
 		defer cancel()
 	}
-	o := s.Loop.RunTask(ctx, taskID, contextID, text)
+	o := s.Loop.RunTask(ctx, t)
 	s.totals.Turns += o.Turns
 	s.totals.InputTokens += o.InputTokens
 	s.totals.OutputTokens += o.OutputTokens
@@ -173,8 +179,9 @@ func (s *Session) Close(final Outcome) (int, error) {
 
 // Open checks everything that can refuse the launch, then creates the
 // session: directories, trace, prompt, MURMUR.md and the loop, and writes
-// session_start. A refusal returns a nil Session with ExitCodeRefused
-// (diagnostics already printed to Stderr, err set for anything else).
+// session_start. A refusal returns a nil Session with ExitCodeRefused and
+// err: a diag.ListError of the refusing diagnostics, or any other failure.
+// Warnings are printed to Stderr.
 func Open(o Options) (*Session, int, error) {
 	stderr := o.Stderr
 	if stderr == nil {
@@ -191,9 +198,11 @@ func Open(o Options) (*Session, int, error) {
 
 	// Everything that can refuse the launch is checked before any
 	// session directory exists.
-	choices := []Choice{{Name: "inference", Driver: cfg.DriverName, Model: cfg.Model, Table: cfg.ModelTable}}
-	choices = append(choices, cfg.Alternates...)
-	limits, dl := ResolveLimits(choices, cfg.Limits)
+	if len(cfg.ModelLimits) == 0 {
+		return nil, ExitCodeRefused, errors.New("launch: no resolved model limits for the primary driver choice")
+	}
+	limits := cfg.ModelLimits
+	var dl diag.List
 	dl = append(dl, CheckInstructionEntries(cfg.InstructionFiles)...)
 	var argv []string
 	if cfg.DoneCheck != nil {
@@ -222,10 +231,7 @@ func Open(o Options) (*Session, int, error) {
 		fmt.Fprintln(stderr, w.String())
 	}
 	if dl.HasErrors() {
-		for _, e := range dl.Errors() {
-			fmt.Fprintln(stderr, e.String())
-		}
-		return nil, ExitCodeRefused, nil
+		return nil, ExitCodeRefused, diag.ListError(dl.Errors())
 	}
 	tools := o.Tools
 	bound := ""
@@ -263,7 +269,7 @@ func Open(o Options) (*Session, int, error) {
 		return nil, ExitCodeRefused, err
 	}
 	var events event.Stream
-	events.Add(tw)
+	events.Add(event.Recorded(tw))
 	for _, s := range o.Sinks {
 		events.Add(s)
 	}
@@ -343,7 +349,7 @@ func noticeSecs(set *int, deadline time.Duration) int {
 }
 
 // sessionStart builds the session_start line.
-func sessionStart(o Options, dirs session.Dirs, limits []Limits, prompt Prompt, inv *Inventory, capture trace.Capture, retry RetryConfig, l *Loop, source session.TaskSource) map[string]any {
+func sessionStart(o Options, dirs session.Dirs, limits []manifest.ChoiceLimits, prompt Prompt, inv *Inventory, capture trace.Capture, retry RetryConfig, l *Loop, source session.TaskSource) map[string]any {
 	cfg := o.Config
 	tools := make([]string, 0, len(inv.Defs()))
 	for _, d := range inv.Defs() {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/murmur/mur/internal/manifest"
 )
 
 // launchOnce runs one Launch whose driver answers at once and returns the
@@ -25,7 +27,7 @@ func launchOnce(tb testing.TB, home, proj string, ceiling int64) time.Duration {
 		return passed(`{"text":"ok","stop_reason":"end_turn"}`, MetaInputTokens, "10", MetaOutputTokens, "1"), nil
 	})
 	code, err := Launch(context.Background(), Options{
-		Config:      Config{Model: "m", DriverName: "d", ModelTable: map[string]ModelLimits{"m": {MaxOutputTokens: 1000, ContextWindow: 100000}}, Prompt: PromptSources{Inline: "You are careful."}, MaxSessionTokens: ceiling},
+		Config:      Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 1000, Window: 100000, Budget: 99000}}, Prompt: PromptSources{Inline: "You are careful."}, MaxSessionTokens: ceiling},
 		ManifestDir: proj, MurmurHome: home, Task: "Say ok.", Driver: drv,
 		Tools: []Tool{NewSkill("style", "House style.", "# Style")},
 	})

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/providertest"
 )
 
@@ -127,35 +126,5 @@ func TestMaxTurnsReached(t *testing.T) {
 	}
 	if e := r.lines("session_end")[0]; e.String("exit_status") != "max_turns_reached" {
 		t.Fatalf("session_end %v", e.Fields)
-	}
-}
-
-func TestLimitResolutionRefusals(t *testing.T) {
-	tests := []struct {
-		name  string
-		edit  func(*agent.Config)
-		code  string
-		exit  int
-		model string
-	}{
-		{"unlisted model, no max_tokens", func(c *agent.Config) { c.Model = "other" }, "E-RUN-052", 2, ""},
-		{"cap at window", func(c *agent.Config) { c.Limits.MaxTokens = 100000 }, "E-RUN-055", 2, ""},
-		{"malformed table", func(c *agent.Config) {
-			c.ModelTable = map[string]agent.ModelLimits{"double-1": {MaxOutputTokens: 10, ContextWindow: 100, MaxInputTokens: 200}}
-		}, "E-RUN-052", 2, ""},
-		{"compaction cap over table", func(c *agent.Config) { c.Limits.CompactionMaxTokens = 5000 }, "E-RUN-054", 2, ""},
-		{"unlisted model with max_tokens warns", func(c *agent.Config) { c.Model = "other"; c.Limits.MaxTokens = 500 }, "W-RUN-009", 0, "other"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
-			tt.edit(&r.opts.Config)
-			r.launch()
-			r.wantCode(tt.exit)
-			r.wantStderr(tt.code)
-			if tt.exit == 2 && r.dirs.ID != "" {
-				t.Fatal("a refused launch created a session")
-			}
-		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
@@ -82,7 +83,7 @@ type Loop struct {
 	SessionID string
 	Model     string
 	Driver    Driver
-	Choice    Limits
+	Choice    manifest.ChoiceLimits
 	Config    json.RawMessage
 	Tools     *Inventory
 	Prompt    Prompt
@@ -203,13 +204,39 @@ type task struct {
 	emptyCaps int
 }
 
+// Task is one task for the loop: its ids, where it came from, and the
+// user's text.
+type Task struct {
+	ID        string
+	ContextID string
+	Origin    Origin
+	Text      string
+}
+
+// Origin is where a task came from, recorded in task_start.
+type Origin string
+
+// Task origins (spec 004: a door task, a peer's, a background command's
+// completion, and mur run's own launch task).
+const (
+	OriginCLI        Origin = "cli"
+	OriginDoor       Origin = "door"
+	OriginPeer       Origin = "peer"
+	OriginCompletion Origin = "completion"
+)
+
 // RunTask runs one task to its end.
-func (l *Loop) RunTask(ctx context.Context, taskID, contextID, text string) Outcome {
-	t := &task{id: taskID, contextID: contextID, out: Outcome{TaskID: taskID}}
+func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
+	t := &task{id: tk.ID, contextID: tk.ContextID, out: Outcome{TaskID: tk.ID}}
 	if err := l.prepare(); err != nil {
 		return l.fail(t, causeInference, err.Error())
 	}
-	l.emit("task_start", map[string]any{"task_id": taskID, "context_id": contextID, "max_turns": l.MaxTurns})
+	start := map[string]any{"task_id": tk.ID, "context_id": tk.ContextID, "max_turns": l.MaxTurns}
+	if tk.Origin != "" {
+		start["origin"] = string(tk.Origin)
+	}
+	l.emit("task_start", start)
+	text, contextID := tk.Text, tk.ContextID
 	if contextID != l.cont.contextID {
 		// A continuation never crosses into another context.
 		l.cont = continuation{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -58,8 +59,10 @@ func newRun(t *testing.T, wire string, steps ...providertest.Step) *run {
 	r.opts = agent.Options{
 		Config: agent.Config{
 			Model: "double-1", DriverName: "murmur/driver-" + wire,
-			ModelTable: map[string]agent.ModelLimits{"double-1": {MaxOutputTokens: 1000, ContextWindow: 100000}},
-			Retry:      &agent.RetryConfig{MaxRetries: 6, InitialDelayMs: 1000, MaxDelayMs: 60000},
+			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "murmur/driver-" + wire, Model: "double-1",
+				OutputCap: 1000, OutputCapSource: manifest.SourceTableOutput, Window: 100000, WindowSource: manifest.SourceTableWindow,
+				Budget: 99000, Basis: manifest.BasisWindowLessCap}},
+			Retry: &agent.RetryConfig{MaxRetries: 6, InitialDelayMs: 1000, MaxDelayMs: 60000},
 		},
 		ManifestDir: t.TempDir(), MurmurHome: home,
 		Task:   "write hello.txt",
@@ -276,8 +279,8 @@ func TestSessionRunsSeveralTasks(t *testing.T) {
 	if s.TaskSource != session.TaskAbsent {
 		t.Fatalf("task source %q", s.TaskSource)
 	}
-	o1 := s.RunTask(context.Background(), "t1", "ctx-1", "first")
-	o2 := s.RunTask(context.Background(), "t2", "ctx-2", "second")
+	o1 := s.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "ctx-1", Text: "first"})
+	o2 := s.RunTask(context.Background(), agent.Task{ID: "t2", ContextID: "ctx-2", Text: "second"})
 	if o1.Answer != "one" || o2.Answer != "two" {
 		t.Fatalf("%+v %+v", o1, o2)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/spend"
 )
@@ -81,7 +82,7 @@ func TestRefusalLatchesLaterTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := &agent.Loop{Model: "double-1", Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
-		Choice: agent.Limits{OutputCap: 600}, Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{meter}}
+		Choice: manifest.ChoiceLimits{OutputCap: 600}, Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{meter}}
 	if o := l.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "", Text: "hi"}); o.Status != agent.ExitSpendCeiling {
 		t.Fatalf("first task %+v", o)
 	}
@@ -146,7 +147,7 @@ func TestSettleFailureFailsTask(t *testing.T) {
 		}
 		return out, err
 	})
-	l := &agent.Loop{Model: "double-1", Driver: damaging, Choice: agent.Limits{OutputCap: 100},
+	l := &agent.Loop{Model: "double-1", Driver: damaging, Choice: manifest.ChoiceLimits{OutputCap: 100},
 		Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{spend.NewMachineMeter(path, 1_000_000)}}
 	o := l.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "", Text: "hi"})
 	if o.Status != agent.ExitFailed || !strings.Contains(o.Reason, "E-SPEND-001") || !strings.Contains(o.Reason, "could not be recorded") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/spend"
 )
@@ -71,9 +72,9 @@ func TestStreamBrokenAfter200IsRetried(t *testing.T) {
 		providertest.Step{Text: "ok", InputTokens: 10, OutputTokens: 3})
 	ceiling := spend.NewSessionCeiling(1 << 20)
 	l := &agent.Loop{Model: "m", Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL, Stream: true},
-		Choice: agent.Limits{OutputCap: 100}, Retry: agent.DefaultRetry, Session: ceiling, Ceilings: []spend.Admitter{ceiling},
+		Choice: manifest.ChoiceLimits{OutputCap: 100}, Retry: agent.DefaultRetry, Session: ceiling, Ceilings: []spend.Admitter{ceiling},
 		Sleep: func(context.Context, time.Duration) error { return nil }}
-	if o := l.RunTask(context.Background(), "t", "", "hello there"); o.Status != agent.ExitOK {
+	if o := l.RunTask(context.Background(), agent.Task{ID: "t", ContextID: "", Text: "hello there"}); o.Status != agent.ExitOK {
 		t.Fatalf("%+v", o)
 	}
 	if used := ceiling.Used(); used <= 13 {
@@ -86,9 +87,9 @@ func TestRetriedStatusFailureChargedNothing(t *testing.T) {
 	srv := providertest.Start(t, fail(503, "busy"), providertest.Step{Text: "ok", InputTokens: 10, OutputTokens: 3})
 	ceiling := spend.NewSessionCeiling(1 << 20)
 	l := &agent.Loop{Model: "m", Driver: &providertest.Driver{Wire: providertest.OpenAI, Endpoint: srv.URL},
-		Choice: agent.Limits{OutputCap: 100}, Retry: agent.DefaultRetry, Session: ceiling, Ceilings: []spend.Admitter{ceiling},
+		Choice: manifest.ChoiceLimits{OutputCap: 100}, Retry: agent.DefaultRetry, Session: ceiling, Ceilings: []spend.Admitter{ceiling},
 		Sleep: func(context.Context, time.Duration) error { return nil }}
-	if o := l.RunTask(context.Background(), "t", "", "hello there"); o.Status != agent.ExitOK {
+	if o := l.RunTask(context.Background(), agent.Task{ID: "t", ContextID: "", Text: "hello there"}); o.Status != agent.ExitOK {
 		t.Fatalf("%+v", o)
 	}
 	if used := ceiling.Used(); used != 13 {

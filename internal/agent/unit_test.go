@@ -12,58 +12,11 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/trace"
 )
 
 // The rows of the spec's budget table.
-func TestResolveLimitsSpecTable(t *testing.T) {
-	withCeiling := map[string]ModelLimits{"m": {MaxOutputTokens: 128000, ContextWindow: 1050000, MaxInputTokens: 922000}}
-	noCeiling := map[string]ModelLimits{"m": {MaxOutputTokens: 128000, ContextWindow: 1050000}}
-	tests := []struct {
-		name   string
-		table  map[string]ModelLimits
-		s      LimitSettings
-		budget int64
-		basis  string
-		code   string
-	}{
-		{"ceiling", withCeiling, LimitSettings{}, 922000, BasisInputCeiling, ""},
-		{"max_tokens 6000", noCeiling, LimitSettings{MaxTokens: 6000}, 1044000, BasisWindowLessCap, ""},
-		{"context 200000 and 8192", withCeiling, LimitSettings{ContextMaxTokens: 200000, MaxTokens: 8192}, 191808, BasisWindowLessCap, ""},
-		{"refused", map[string]ModelLimits{"m": {MaxOutputTokens: 8192, ContextWindow: 1000000}}, LimitSettings{ContextMaxTokens: 200000, MaxTokens: 200000}, 0, "", "E-RUN-055"},
-		{"tie goes to the ceiling", map[string]ModelLimits{"m": {MaxOutputTokens: 100, ContextWindow: 1000, MaxInputTokens: 900}}, LimitSettings{}, 900, BasisInputCeiling, ""},
-		{"no window no budget", nil, LimitSettings{MaxTokens: 10}, 0, "", "W-RUN-009"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, dl := ResolveLimits([]Choice{{Name: "inference", Driver: "d", Model: "m", Table: tt.table}}, tt.s)
-			if tt.code != "" {
-				if len(dl) != 1 || string(dl[0].Code) != tt.code {
-					t.Fatalf("diags %v", dl)
-				}
-				if dl.HasErrors() {
-					return
-				}
-			} else if len(dl) != 0 {
-				t.Fatalf("diags %v", dl)
-			}
-			if got[0].Budget != tt.budget || got[0].Basis != tt.basis {
-				t.Fatalf("budget %d %q", got[0].Budget, got[0].Basis)
-			}
-		})
-	}
-}
-
-func TestResolveLimitsNamesTheAlternate(t *testing.T) {
-	_, dl := ResolveLimits([]Choice{
-		{Name: "inference", Driver: "a", Model: "m", Table: map[string]ModelLimits{"m": {MaxOutputTokens: 10, ContextWindow: 100}}},
-		{Name: "inference.alternates[0]", Driver: "b", Model: "x"},
-	}, LimitSettings{})
-	if len(dl) != 1 || dl[0].Code != "E-RUN-052" || !strings.Contains(dl[0].Msg, "inference.alternates[0]") || !strings.Contains(dl[0].Msg, `"b"`) {
-		t.Fatalf("%v", dl)
-	}
-}
-
 func TestInstructionFileStatuses(t *testing.T) {
 	wd := t.TempDir()
 	outside := t.TempDir()
@@ -185,7 +138,7 @@ func TestContinuationProtocol(t *testing.T) {
 		return res, nil
 	})
 	inv, _ := NewInventory([]Tool{NewSkill("skill1", "s", "body")})
-	l := &Loop{Model: "m", Driver: drv, Choice: Limits{OutputCap: 100}, Tools: inv, Retry: DefaultRetry, Events: &event.Stream{}, Recorder: trace.Recorder{Level: trace.CaptureNone}}
+	l := &Loop{Model: "m", Driver: drv, Choice: manifest.ChoiceLimits{OutputCap: 100}, Tools: inv, Retry: DefaultRetry, Events: &event.Stream{}, Recorder: trace.Recorder{Level: trace.CaptureNone}}
 	out := l.RunTask(context.Background(), Task{ID: "t1", ContextID: "ctx-1", Text: "go"})
 	if out.Status != ExitOK || len(reqs) != 3 {
 		t.Fatalf("%+v %d", out, len(reqs))
@@ -209,7 +162,7 @@ func TestContinuationNeverCrossesContexts(t *testing.T) {
 		json.Unmarshal(data, &last)
 		return passed(`{"text":"ok","stop_reason":"end_turn"}`, MetaContinuationID, "c"), nil
 	})
-	l := &Loop{Model: "m", Driver: drv, Choice: Limits{OutputCap: 100}, Retry: DefaultRetry, Recorder: trace.Recorder{Level: trace.CaptureNone}}
+	l := &Loop{Model: "m", Driver: drv, Choice: manifest.ChoiceLimits{OutputCap: 100}, Retry: DefaultRetry, Recorder: trace.Recorder{Level: trace.CaptureNone}}
 	l.RunTask(context.Background(), Task{ID: "t1", ContextID: "ctx-a", Text: "one"})
 	l.RunTask(context.Background(), Task{ID: "t2", ContextID: "ctx-b", Text: "two"})
 	if last.ContinuationID != "" {

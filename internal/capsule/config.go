@@ -11,15 +11,12 @@ import (
 	"github.com/murmur/mur/internal/trace"
 )
 
-// agentConfig maps the capsule manifest (defaults applied) and the
-// driver's own models: table onto what the loop reads.
-//
-// artifact looks up a staged artifact's manifest: each of
-// inference.alternates is resolved for its limits against its own driver's
-// models: table, as the primary is, so a launch refuses an alternate
-// without an output cap or input budget (E-RUN-052, E-RUN-055) and
-// session_start's model_limits lists every choice.
-func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, artifact func(name string) (*manifest.Artifact, bool)) (agent.Config, error) {
+// agentConfig maps the capsule manifest (defaults applied) onto what the
+// loop reads. Model limits come from the manifest engine's one resolver
+// (manifest.ResolveLimits) against the installed drivers' models: tables;
+// staging has already refused any choice it cannot resolve, so its
+// diagnostics are not repeated here.
+func agentConfig(c *manifest.Capsule, inst manifest.Installed) (agent.Config, error) {
 	inf := c.Inference
 	cfg := agent.Config{Capsule: c.Name, Model: inf.Model}
 	if inf.Driver != nil {
@@ -32,24 +29,7 @@ func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, artifact func(n
 			cfg.DriverConfig = json.RawMessage(b)
 		}
 	}
-	if driver != nil {
-		cfg.ModelTable = modelTable(driver)
-	}
-	for _, a := range inf.Alternates {
-		ch := agent.Choice{Name: a.Name, Driver: a.Driver.Artifact, Model: a.Model}
-		if own, ok := artifact(a.Driver.Artifact); ok && own != nil {
-			ch.Table = modelTable(own)
-		}
-		cfg.Alternates = append(cfg.Alternates, ch)
-	}
-	cfg.Limits.MaxTokens = deref(inf.MaxTokens)
-	if c.Context != nil {
-		cfg.Limits.ContextMaxTokens = deref(c.Context.MaxTokens)
-	}
-	if inf.Compaction != nil {
-		cfg.Limits.CompactionMaxTokens = deref(inf.Compaction.MaxTokens)
-		cfg.Limits.CompactionModel = inf.Compaction.Model
-	}
+	cfg.ModelLimits, _ = manifest.ResolveLimits(c, inst)
 	cfg.MaxTurns = int(deref(inf.MaxTurns))
 	cfg.MaxSessionTokens = deref(inf.MaxSessionTokens)
 	if r := inf.Retry; r != nil {
@@ -107,18 +87,6 @@ func agentConfig(c *manifest.Capsule, driver *manifest.Artifact, artifact func(n
 		}
 	}
 	return cfg, nil
-}
-
-// modelTable converts a driver's models: block.
-func modelTable(a *manifest.Artifact) map[string]agent.ModelLimits {
-	if len(a.Models) == 0 {
-		return nil
-	}
-	t := make(map[string]agent.ModelLimits, len(a.Models))
-	for id, m := range a.Models {
-		t[id] = agent.ModelLimits{MaxOutputTokens: m.MaxOutputTokens, ContextWindow: m.ContextWindow, MaxInputTokens: deref(m.MaxInputTokens)}
-	}
-	return t
 }
 
 func deref[T any](p *T) T {

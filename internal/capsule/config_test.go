@@ -3,56 +3,40 @@ package capsule
 import (
 	"testing"
 
-	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/manifest"
 )
 
-// Each alternate carries its own driver's models: table, so the launch
-// resolves (and can refuse) its limits as it does the primary's.
-func TestAgentConfigAlternatesCarryTheirTables(t *testing.T) {
+// Each driver choice's limits come from the manifest engine's resolver
+// against its own driver's models: table, so session_start's model_limits
+// lists every choice under the spec's names.
+func TestAgentConfigResolvesEveryChoice(t *testing.T) {
 	c := &manifest.Capsule{Name: "cap", Inference: &manifest.Inference{
 		Model:  "m1",
 		Driver: &manifest.DriverRef{Artifact: "murmur/driver-openai"},
 		Alternates: []manifest.Alternate{
 			{Name: "backup", Model: "m2", Driver: manifest.DriverRef{Artifact: "murmur/driver-anthropic"}},
-			{Name: "unstaged", Model: "m3", Driver: manifest.DriverRef{Artifact: "x/missing"}},
 		},
 	}}
-	primary := &manifest.Artifact{Models: map[string]manifest.ModelLimits{"m1": {MaxOutputTokens: 10, ContextWindow: 100}}}
-	backup := &manifest.Artifact{Models: map[string]manifest.ModelLimits{"m2": {MaxOutputTokens: 20, ContextWindow: 200}}}
-	lookup := func(name string) (*manifest.Artifact, bool) {
-		if name == "murmur/driver-anthropic" {
-			return backup, true
-		}
-		return nil, false
+	inst := manifest.InstalledMap{
+		"murmur/driver-openai":    {Models: map[string]manifest.ModelLimits{"m1": {MaxOutputTokens: 10, ContextWindow: 100}}},
+		"murmur/driver-anthropic": {Models: map[string]manifest.ModelLimits{"m2": {MaxOutputTokens: 20, ContextWindow: 200}}},
 	}
-	cfg, err := agentConfig(c, primary, lookup)
+	cfg, err := agentConfig(c, inst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []agent.Choice{
-		{Name: "backup", Driver: "murmur/driver-anthropic", Model: "m2", Table: map[string]agent.ModelLimits{"m2": {MaxOutputTokens: 20, ContextWindow: 200}}},
-		{Name: "unstaged", Driver: "x/missing", Model: "m3"},
+	want := []manifest.ChoiceLimits{
+		{Choice: "primary", Driver: "murmur/driver-openai", Model: "m1", OutputCap: 10, OutputCapSource: "models.max_output_tokens",
+			Window: 100, WindowSource: "models.context_window", Budget: 90, Basis: "context_window_less_output_cap"},
+		{Choice: "backup", Driver: "murmur/driver-anthropic", Model: "m2", OutputCap: 20, OutputCapSource: "models.max_output_tokens",
+			Window: 200, WindowSource: "models.context_window", Budget: 180, Basis: "context_window_less_output_cap"},
 	}
-	if len(cfg.Alternates) != len(want) {
-		t.Fatalf("alternates %+v", cfg.Alternates)
+	if len(cfg.ModelLimits) != len(want) {
+		t.Fatalf("model limits %+v", cfg.ModelLimits)
 	}
-	for i, w := range want {
-		got := cfg.Alternates[i]
-		if got.Name != w.Name || got.Driver != w.Driver || got.Model != w.Model || len(got.Table) != len(w.Table) {
-			t.Fatalf("alternate %d = %+v, want %+v", i, got, w)
+	for i := range want {
+		if cfg.ModelLimits[i] != want[i] {
+			t.Fatalf("choice %d = %+v, want %+v", i, cfg.ModelLimits[i], want[i])
 		}
-		for m, l := range w.Table {
-			if got.Table[m] != l {
-				t.Fatalf("alternate %d table[%s] = %+v, want %+v", i, m, got.Table[m], l)
-			}
-		}
-	}
-	// Resolved with the primary, the unlisted alternate has no output
-	// cap: the launch refuses with E-RUN-052 naming it.
-	choices := append([]agent.Choice{{Name: "inference", Driver: cfg.DriverName, Model: cfg.Model, Table: cfg.ModelTable}}, cfg.Alternates...)
-	_, dl := agent.ResolveLimits(choices, cfg.Limits)
-	if len(dl) == 0 || dl[0].Code != "E-RUN-052" {
-		t.Fatalf("diagnostics %v, want E-RUN-052 for the unstaged alternate", dl)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/cli"
-	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/sandbox"
 )
@@ -174,7 +173,7 @@ func TestRunEndToEnd(t *testing.T) {
 	capDir := filepath.Dir(manifestPath)
 
 	var stdout, stderr bytes.Buffer
-	code := capsule.Run(context.Background(), capsule.Flags{Manifest: manifestPath, Task: "write out.txt"}, &stdout, &stderr)
+	code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "write out.txt"}, nil, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -275,7 +274,7 @@ func TestRunRefusesBeforeAnySession(t *testing.T) {
 			p := filepath.Join(root, "murmur.yaml")
 			os.WriteFile(p, []byte(c.manifest), 0o644)
 			var stdout, stderr bytes.Buffer
-			code := capsule.Run(context.Background(), capsule.Flags{Manifest: p, Task: "x"}, &stdout, &stderr)
+			code := cli.Main(context.Background(), []string{"run", "--manifest", p, "--task", "x"}, nil, &stdout, &stderr)
 			if code != 2 || !strings.Contains(stderr.String(), c.code) {
 				t.Fatalf("exit %d, stderr %q; want 2 with %s", code, stderr.String(), c.code)
 			}
@@ -321,7 +320,7 @@ func TestRunCredentialRejected(t *testing.T) {
 	prov := providertest.Start(t, providertest.Step{Status: 401, Body: providertest.ErrorBody("invalid api key")})
 	manifestPath := installCapsule(t, root, prov)
 	var stdout, stderr bytes.Buffer
-	code := capsule.Run(context.Background(), capsule.Flags{Manifest: manifestPath, Task: "x"}, &stdout, &stderr)
+	code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "x"}, nil, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "E-RUN-027") {
 		t.Fatalf("exit %d, stderr:\n%s\nwant 1 with E-RUN-027", code, stderr.String())
 	}

@@ -203,8 +203,8 @@ func writeLimits(w io.Writer, limits []manifest.ChoiceLimits) {
 		if l.Ceiling > 0 {
 			ceiling = fmt.Sprint(l.Ceiling)
 		}
-		if l.InputBudget > 0 {
-			budget = fmt.Sprintf("%d (%s)", l.InputBudget, l.BudgetBasis)
+		if l.Budget > 0 {
+			budget = fmt.Sprintf("%d (%s)", l.Budget, l.Basis)
 		}
 		outCap := "unresolved"
 		if l.OutputCap > 0 {

@@ -1,16 +1,26 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
 	"github.com/spf13/cobra"
 
+	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/session"
 )
 
 func init() { register(newRunCmd) }
 
 func newRunCmd(env *Env) *cobra.Command {
 	var (
-		f            capsule.Flags
+		f            capsule.Options
 		explain      bool
 		asJSON       bool
 		systemPrompt string
@@ -34,7 +44,7 @@ refused before any session existed, 130 canceled.`,
 			if cmd.Flags().Changed("system-prompt") {
 				f.SystemPrompt = &systemPrompt
 			}
-			if code := capsule.Run(env.Ctx, f, env.Stdout, env.Stderr); code != 0 {
+			if code := runCapsule(env, f); code != 0 {
 				return &ExitError{Code: code, Silent: true}
 			}
 			return nil
@@ -44,9 +54,92 @@ refused before any session existed, 130 canceled.`,
 	fl.StringVar(&f.Manifest, "manifest", "murmur.yaml", "capsule manifest")
 	fl.BoolVar(&explain, "explain-scope", false, "print the effective grants and exit, without launching")
 	fl.BoolVar(&asJSON, "json", false, "with --explain-scope, print JSON")
-	fl.StringVar(&f.Task, "task", "", "the launch's task (default: task.md or input.txt in the work folder)")
+	fl.StringVar(&f.LaunchTask, "task", "", "the launch's task (default: task.md or input.txt in the work folder)")
 	fl.StringVar(&f.Workdir, "workdir", "", "work folder (default: <manifest-dir>/workdir/<session-id>)")
 	fl.DurationVar(&f.Deadline, "deadline", 0, "end the session after this long (e.g. 10m); the agent is told before")
 	fl.StringVar(&systemPrompt, "system-prompt", "", "replace the manifest's system prompt for this launch")
 	return cmd
+}
+
+// Exit statuses of mur run.
+const (
+	exitOK       = 0
+	exitTask     = 1 // the task ended other than ok
+	exitRefused  = 2 // refused before any session existed
+	exitCanceled = 130
+)
+
+// runCapsule opens the capsule's session, runs its launch task with the
+// model's text streaming to stdout, closes the session and returns mur
+// run's exit status.
+func runCapsule(env *Env, o capsule.Options) int {
+	o.Stderr = env.Stderr
+	s, err := capsule.Open(env.Ctx, o)
+	if err != nil {
+		var refused diag.ListError
+		if errors.As(err, &refused) {
+			for _, d := range refused {
+				fmt.Fprintln(env.Stderr, d.String())
+			}
+		} else {
+			fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+		}
+		return exitRefused
+	}
+	var out agent.Outcome
+	switch text, source, terr := s.LaunchTask(); {
+	case terr != nil:
+		out = agent.Outcome{Status: agent.ExitFailed, Code: diag.RunTaskFailed, Reason: terr.Error()}
+	case source == session.TaskAbsent:
+		d := s.Dirs()
+		fmt.Fprintf(env.Stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", d.ID, d.Workdir)
+		out = agent.Outcome{Status: agent.ExitOK}
+	default:
+		p := &textPrinter{w: env.Stdout}
+		out = s.RunTask(env.Ctx, capsule.Task{Origin: capsule.OriginCLI, Text: text, Events: p})
+		p.endLine()
+	}
+	if err := s.Close(out); err != nil {
+		fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+	}
+	switch out.Status {
+	case agent.ExitOK:
+		return exitOK
+	case agent.ExitCanceled:
+		return exitCanceled
+	}
+	return exitTask
+}
+
+// textPrinter prints a task's streamed text, ending each model call's text
+// with a newline.
+type textPrinter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	midLine bool
+}
+
+// Emit implements event.Sink.
+func (p *textPrinter) Emit(e event.Event) {
+	switch e.Type {
+	case event.TextDelta:
+		text, _ := e.Fields["text"].(string)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if text != "" {
+			p.midLine = !strings.HasSuffix(text, "\n")
+			io.WriteString(p.w, text)
+		}
+	case event.TextEnd:
+		p.endLine()
+	}
+}
+
+func (p *textPrinter) endLine() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.midLine {
+		io.WriteString(p.w, "\n")
+		p.midLine = false
+	}
 }

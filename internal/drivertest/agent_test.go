@@ -8,6 +8,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/agent/wasmtool"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -39,7 +40,7 @@ func TestAgentLoopThroughTheDriver(t *testing.T) {
 			var dirs session.Dirs
 			var stderr strings.Builder
 			code, err := agent.Launch(context.Background(), agent.Options{
-				Config:      agent.Config{Model: w.model, DriverName: "murmur/" + w.name, Limits: agent.LimitSettings{MaxTokens: 512, ContextMaxTokens: 100000}},
+				Config:      agent.Config{Model: w.model, DriverName: "murmur/" + w.name, ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "murmur/" + w.name, Model: w.model, OutputCap: 512, Window: 100000, Budget: 99488}}},
 				ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "What does the release note say?",
 				Driver:    wasmtool.Driver{R: in.tool},
 				Tools:     []agent.Tool{note},

@@ -189,6 +189,7 @@ func TestResolveLimitsSpecTable(t *testing.T) {
 		{"manifest cap", "  m: {context_window: 1050000, max_output_tokens: 128000}\n", "  max_tokens: 6000\n", 1044000, "context_window_less_output_cap", ""},
 		{"manifest window and cap", "  m: {context_window: 1050000, max_output_tokens: 128000, max_input_tokens: 922000}\n", "  max_tokens: 8192\ncontext:\n  max_tokens: 200000\n", 191808, "context_window_less_output_cap", ""},
 		{"no input budget", "  m: {context_window: 1000000, max_output_tokens: 8192}\n", "  max_tokens: 200000\ncontext:\n  max_tokens: 200000\n", 0, "", diag.RunNoInputBudget},
+		{"tie goes to the ceiling", "  m: {context_window: 1000, max_output_tokens: 100, max_input_tokens: 900}\n", "", 900, "max_input_tokens", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,10 +204,10 @@ func TestResolveLimitsSpecTable(t *testing.T) {
 			if len(ds) != 0 || len(lims) != 1 {
 				t.Fatalf("unexpected: %v %v", lims, ds)
 			}
-			if lims[0].InputBudget != tt.budget || lims[0].BudgetBasis != tt.basis {
-				t.Errorf("budget %d (%s), want %d (%s)", lims[0].InputBudget, lims[0].BudgetBasis, tt.budget, tt.basis)
+			if lims[0].Budget != tt.budget || lims[0].Basis != tt.basis {
+				t.Errorf("budget %d (%s), want %d (%s)", lims[0].Budget, lims[0].Basis, tt.budget, tt.basis)
 			}
-			if tt.budget/2 != map[int64]int64{922000: 461000, 1044000: 522000, 191808: 95904}[tt.budget] {
+			if half, specRow := map[int64]int64{922000: 461000, 1044000: 522000, 191808: 95904}[tt.budget]; specRow && tt.budget/2 != half {
 				t.Errorf("threshold 0.5 row mismatch")
 			}
 		})

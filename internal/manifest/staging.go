@@ -150,7 +150,10 @@ func CheckNativeTools(c *Capsule, inst Installed) diag.List {
 	return ds
 }
 
-// ChoiceLimits are one driver choice's resolved limits.
+// ChoiceLimits are one driver choice's resolved limits, as session_start
+// records them in model_limits and mur doctor --json prints them; the
+// names are the spec's (Output cap, Context window, Input ceiling, Input
+// budget). Zero means "none".
 type ChoiceLimits struct {
 	Choice string `json:"choice"` // primary or an alternate's name
 	Driver string `json:"driver"`
@@ -158,14 +161,27 @@ type ChoiceLimits struct {
 	// OutputCap is 0 when unresolved (E-RUN-052).
 	OutputCap       int64  `json:"output_cap"`
 	OutputCapSource string `json:"output_cap_source"`
-	Window          int64  `json:"window,omitempty"` // 0: no window
-	WindowSource    string `json:"window_source,omitempty"`
-	Ceiling         int64  `json:"ceiling,omitempty"` // 0: none
-	// InputBudget is min(ceiling, window − cap), a tie going to the
-	// ceiling; 0 when there is no window and no ceiling.
-	InputBudget int64  `json:"input_budget,omitempty"`
-	BudgetBasis string `json:"budget_basis,omitempty"`
+	Window          int64  `json:"context_window,omitempty"`
+	WindowSource    string `json:"context_window_source,omitempty"`
+	Ceiling         int64  `json:"input_ceiling,omitempty"`
+	CeilingSource   string `json:"input_ceiling_source,omitempty"`
+	// Budget is min(ceiling, window − cap), a tie going to the ceiling;
+	// 0 when there is no window.
+	Budget int64  `json:"input_budget,omitempty"`
+	Basis  string `json:"input_budget_basis,omitempty"`
 }
+
+// Where a limit came from, and the basis of an input budget.
+const (
+	SourceMaxTokens    = "inference.max_tokens"
+	SourceContext      = "context.max_tokens"
+	SourceTableOutput  = "models.max_output_tokens"
+	SourceTableWindow  = "models.context_window"
+	SourceTableInput   = "models.max_input_tokens"
+	BasisInputCeiling  = "max_input_tokens"
+	BasisWindowLessCap = "context_window_less_output_cap"
+	PrimaryChoice      = "primary"
+)
 
 // ResolveLimits resolves each driver choice's output cap, window and input
 // budget under transport: http, with E-RUN-052, E-RUN-054, E-RUN-055 and
@@ -182,7 +198,7 @@ func ResolveLimits(c *Capsule, inst Installed) ([]ChoiceLimits, diag.List) {
 		ctxMax = c.Context.MaxTokens
 	}
 	type choice struct{ name, driver, model, field string }
-	choices := []choice{{"primary", in.Driver.Artifact, in.Model, "inference.driver.artifact"}}
+	choices := []choice{{PrimaryChoice, in.Driver.Artifact, in.Model, "inference.driver.artifact"}}
 	for i, a := range in.Alternates {
 		choices = append(choices, choice{a.Name, a.Driver.Artifact, a.Model, fmt.Sprintf("inference.alternates[%d]", i)})
 	}
@@ -201,20 +217,20 @@ func ResolveLimits(c *Capsule, inst Installed) ([]ChoiceLimits, diag.List) {
 		cl := ChoiceLimits{Choice: ch.name, Driver: ch.driver, Model: ch.model}
 		switch {
 		case in.MaxTokens != nil:
-			cl.OutputCap, cl.OutputCapSource = *in.MaxTokens, "inference.max_tokens"
+			cl.OutputCap, cl.OutputCapSource = *in.MaxTokens, SourceMaxTokens
 		case listed:
-			cl.OutputCap, cl.OutputCapSource = ml.MaxOutputTokens, "models.max_output_tokens"
+			cl.OutputCap, cl.OutputCapSource = ml.MaxOutputTokens, SourceTableOutput
 		default:
 			ds = append(ds, c.diagAt(diag.RunModels, ch.field, "driver choice '%s' (model '%s' on driver '%s') has no output cap: the driver's models: table does not list the model; set inference.max_tokens", ch.name, ch.model, ch.driver))
 		}
 		switch {
 		case ctxMax != nil:
-			cl.Window, cl.WindowSource = *ctxMax, "context.max_tokens"
+			cl.Window, cl.WindowSource = *ctxMax, SourceContext
 		case listed:
-			cl.Window, cl.WindowSource = ml.ContextWindow, "models.context_window"
+			cl.Window, cl.WindowSource = ml.ContextWindow, SourceTableWindow
 		}
 		if listed && ml.MaxInputTokens != nil {
-			cl.Ceiling = *ml.MaxInputTokens
+			cl.Ceiling, cl.CeilingSource = *ml.MaxInputTokens, SourceTableInput
 		}
 		if !listed && !(in.MaxTokens != nil && ctxMax != nil) {
 			ds = append(ds, c.diagAt(diag.RunModelUnlisted, ch.field, "model '%s' is not in driver '%s''s models: table; its limits come from the manifest alone (set inference.max_tokens and context.max_tokens to silence this)", ch.model, ch.driver))
@@ -222,7 +238,7 @@ func ResolveLimits(c *Capsule, inst Installed) ([]ChoiceLimits, diag.List) {
 		if cl.Window > 0 && cl.OutputCap > 0 && cl.OutputCap >= cl.Window {
 			ds = append(ds, c.diagAt(diag.RunNoInputBudget, ch.field, "driver choice '%s': output cap %d is at or above the context window %d (ceiling %s), leaving no input budget; lower inference.max_tokens or raise context.max_tokens", ch.name, cl.OutputCap, cl.Window, ceilingText(cl.Ceiling)))
 		} else {
-			cl.InputBudget, cl.BudgetBasis = budget(cl)
+			cl.Budget, cl.Basis = budget(cl)
 		}
 		out = append(out, cl)
 	}
@@ -257,18 +273,17 @@ func ceilingText(c int64) string {
 	return fmt.Sprint(c)
 }
 
+// budget is a choice's input budget and its basis; with no window there
+// is none (spec 004: compaction does not run and no seed budget applies).
 func budget(cl ChoiceLimits) (int64, string) {
 	if cl.Window == 0 {
-		if cl.Ceiling > 0 {
-			return cl.Ceiling, "max_input_tokens"
-		}
 		return 0, ""
 	}
 	w := cl.Window - cl.OutputCap
 	if cl.Ceiling > 0 && cl.Ceiling <= w {
-		return cl.Ceiling, "max_input_tokens"
+		return cl.Ceiling, BasisInputCeiling
 	}
-	return w, "context_window_less_output_cap"
+	return w, BasisWindowLessCap
 }
 
 var containmentRank = map[string]int{"": 0, "advisory": 1, "scoped": 2, "sealed": 3}

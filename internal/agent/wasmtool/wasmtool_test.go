@@ -9,6 +9,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -53,7 +54,7 @@ func TestWASMToolInTheLoop(t *testing.T) {
 	var dirs session.Dirs
 	var stderr strings.Builder
 	code, err := agent.Launch(context.Background(), agent.Options{
-		Config:      agent.Config{Model: "m", DriverName: "d", Limits: agent.LimitSettings{MaxTokens: 100, ContextMaxTokens: 10000}},
+		Config:      agent.Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
 		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "echo something",
 		Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
 		Tools: []agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",

@@ -1,0 +1,373 @@
+// Package capsule owns a running capsule for as long as it lives: the
+// manifest, resolved once; the artifacts staged from the store; the
+// credential gateways; the compiled driver and tool components; the session
+// folders and trace; the sandbox scope and the shell layer; and the
+// session's one event stream. mur run opens a Session, runs its launch task
+// and closes it; the A2A door opens one and runs every task it accepts on
+// it, one at a time.
+//
+// The flow runs one way:
+//
+//	cli ─► capsule.Open ─► Session ─► RunTask (once per task) ─► agent loop
+//	                          │
+//	                          └─► one event stream ─► trace.jsonl, Subscribe
+//
+// Open refuses, with diagnostics (a diag.ListError), anything that cannot
+// run before any session exists. RunTask runs one task to its end and
+// returns its Outcome; its live events (text deltas, tool calls, status)
+// go to the task's own sink while it runs. Subscribe follows the whole
+// session. Close ends the session and writes session_end. Exit codes and
+// the status line are the caller's: mur run maps the final Outcome.
+package capsule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/config"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/session"
+	"github.com/murmur/mur/internal/store"
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// Options open one capsule session.
+type Options struct {
+	// Manifest is the path of murmur.yaml; "" is murmur.yaml in the
+	// current directory.
+	Manifest string
+	// Workdir is the work folder; "" is <manifest-dir>/workdir/<session-id>.
+	Workdir string
+	// LaunchTask is the text of mur run --task; "" takes task.md or
+	// input.txt from the work folder, if there.
+	LaunchTask string
+	// Deadline ends the session this long after it opens; 0 is none.
+	Deadline time.Duration
+	// SystemPrompt replaces the manifest's system prompt; nil keeps it.
+	SystemPrompt *string
+	// Stderr receives warnings and notes (W-… codes, sandbox notes) and
+	// the session's status line at Close; nil discards them.
+	Stderr io.Writer
+}
+
+// Origin is where a task came from; task_start records it.
+type Origin = agent.Origin
+
+// Task origins.
+const (
+	OriginCLI        = agent.OriginCLI        // mur run's launch task
+	OriginDoor       = agent.OriginDoor       // a SendMessage on the door
+	OriginPeer       = agent.OriginPeer       // another capsule's message/send
+	OriginCompletion = agent.OriginCompletion // a background command ended
+)
+
+// Task is one unit of work for the session.
+type Task struct {
+	// ID is the task's id; "" mints one (tsk_…).
+	ID string
+	// ContextID groups tasks of one conversation; a continuation never
+	// crosses contexts.
+	ContextID string
+	Origin    Origin
+	Text      string
+	// Events, when set, receives every event of the session while this
+	// task runs: its records (task_start, inference, tool_call, task_end,
+	// …) and the live text (event.TextDelta, event.TextEnd), in order.
+	Events event.Sink
+}
+
+// Outcome is how a task ended: its status (agent.ExitOK, …), answer,
+// reason, code and counts.
+type Outcome = agent.Outcome
+
+// Session is one running capsule. Its methods are safe for concurrent use;
+// tasks run one at a time, in the order RunTask is called.
+type Session struct {
+	l     *launcher
+	inner *agent.Session
+	// endSession ends the session's context with a cause of the sandbox's
+	// own (E-RUN-013).
+	endSession context.CancelCauseFunc
+	ctx        context.Context
+
+	run     sync.Mutex // held while a task runs
+	first   bool       // the first minted id is the session's own suffix
+	closed  bool
+	closeMu sync.Mutex
+}
+
+// Open resolves the manifest, stages its artifacts, builds the gateways,
+// components and shell tools, and creates the session: its folders, its
+// trace and session_start. Everything that refuses the capsule is
+// returned as a diag.ListError before any session exists; ctx bounds the
+// session's life (canceling it cancels the task in progress).
+func Open(ctx context.Context, o Options) (*Session, error) {
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	path := o.Manifest
+	if path == "" {
+		path = "murmur.yaml"
+	}
+	parsed, ds := manifest.LoadCapsule(path)
+	if ds.HasErrors() || parsed == nil {
+		return nil, refusal(ds)
+	}
+	warn := ds.Warnings()
+	c := parsed.Effective()
+	inf := c.Inference
+	if inf == nil || inf.Driver == nil || inf.Driver.Artifact == "" {
+		return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos("inference"), "inference.driver.artifact",
+			"mur run needs an inference driver: declare a runtime: driver artifact and name it in inference.driver.artifact")))
+	}
+	if inf.Transport != "" && inf.Transport != "http" {
+		return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos("inference.transport"), "inference.transport",
+			fmt.Sprintf("transport %q is not available in this build of mur; use transport: http", inf.Transport))))
+	}
+	// A hook can be a policy control (a hook that denies calls); running
+	// the capsule without it would drop that control silently, so a build
+	// without hooks refuses the capsule instead.
+	for i, e := range c.Artifacts {
+		if e.Runtime == manifest.RoleHook {
+			field := fmt.Sprintf("artifacts[%d].runtime", i)
+			return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos(field), field,
+				fmt.Sprintf("artifact %q is a hook, and this build of mur does not run hooks; remove the entry to run without it", e.Name))))
+		}
+	}
+
+	// Containment: a floor above what this host achieves is refused
+	// before anything exists. Its W-SEC-001 warnings come with the
+	// sandbox session, once one is made.
+	policy, report, cds := containment(c)
+	if cds.HasErrors() {
+		return nil, refusal(append(warn, cds.Errors()...))
+	}
+	// Staging judges the capsule by the floor it declares (its effective
+	// containment floor); the check above has made sure this host reaches it.
+	floor := ""
+	if c.Capabilities != nil {
+		floor = c.Capabilities.Containment
+	}
+	res, sds := store.Stage(ctx, parsed, floor)
+	warn = append(warn, sds.Warnings()...)
+	if sds.HasErrors() {
+		return nil, refusal(append(warn, sds.Errors()...))
+	}
+	creds, err := config.GlobalCredentials()
+	if err != nil {
+		return nil, refusal(append(warn, diag.New(diag.ManInvalid, diag.Pos{}, "", err.Error())))
+	}
+	gws, gds := gateways(c, res, creds, osGetenv)
+	warn = append(warn, gds.Warnings()...)
+	if gds.HasErrors() {
+		return nil, refusal(append(warn, gds.Errors()...))
+	}
+	for _, w := range warn {
+		fmt.Fprintln(stderr, w.String())
+	}
+
+	murmurHome, err := config.MurmurDir()
+	if err != nil {
+		return nil, err
+	}
+	rt, err := component.New(cm.Config{CacheDir: filepath.Join(murmurHome, "cache", "wasm")})
+	if err != nil {
+		return nil, err
+	}
+	l := &launcher{c: c, res: res, rt: rt, gws: gws, dirs: &sessionDirs{}, scope: manifest.ExplainScope(c)}
+	if caps := c.Capabilities; caps != nil && caps.Filesystem != nil {
+		l.dirs.readOnly = caps.Filesystem.ReadOnly
+	}
+	fail := func(err error) (*Session, error) {
+		l.close()
+		rt.Close()
+		return nil, err
+	}
+	drv, err := l.driver()
+	if err != nil {
+		return fail(err)
+	}
+	tools, err := l.tools()
+	if err != nil {
+		return fail(err)
+	}
+	shellTools, err := l.shellTools()
+	if err != nil {
+		return fail(err)
+	}
+	tools = append(tools, shellTools...)
+	// Compile while the session is set up; l.close waits for the
+	// compilations before the engine closes.
+	prepare(l.lazies)
+
+	cfg, err := agentConfig(c, l.res)
+	if err != nil {
+		return fail(err)
+	}
+	if gp, err := config.GlobalPath(); err == nil {
+		g, err := config.Load(gp)
+		if err != nil {
+			return fail(err)
+		}
+		if g.Spend != nil {
+			cfg.MachineTokensPerDay = g.Spend.MachineTokensPerDay
+		}
+	}
+	if name := inf.SystemPromptArtifact; name != "" {
+		text, err := l.skillText(name)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.Prompt.ArtifactText = text
+	}
+	var records []map[string]any
+	for _, e := range c.Artifacts {
+		if g := gws[e.Name]; g != nil {
+			records = append(records, g.Record())
+		}
+	}
+	manifestDir, _ := filepath.Abs(filepath.Dir(path))
+	// The sandbox can end the session on its own (the workdir ceiling,
+	// E-RUN-013): it cancels the session's context with that cause.
+	sctx, endSession := context.WithCancelCause(ctx)
+	l.endSession = endSession
+	opts := agent.Options{
+		Config: cfg, ManifestDir: manifestDir, MurmurHome: murmurHome,
+		Workdir: o.Workdir, Task: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
+		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
+		OnEvents: func(d session.Dirs, sink event.Sink) {
+			l.text.bind(sink, "")
+			l.start(sctx, d, sink, policy, stderr)
+		},
+		OnEnd:         l.end,
+		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},
+	}
+	if cfg.DoneCheck != nil {
+		opts.Runner = &l.runner
+	}
+	inner, _, err := agent.Open(opts)
+	if inner == nil {
+		endSession(nil)
+		return fail(err)
+	}
+	return &Session{l: l, inner: inner, endSession: endSession, ctx: sctx, first: true}, nil
+}
+
+// refusal is Open's error for diagnostics that refuse the capsule; the
+// warnings among them come first, as mur run prints them.
+func refusal(ds diag.List) error {
+	ds.Sort()
+	return diag.ListError(ds)
+}
+
+// Dirs are the session's folders: records, trace, work folder.
+func (s *Session) Dirs() session.Dirs { return s.inner.Dirs }
+
+// ID is the session's id (ses_…).
+func (s *Session) ID() string { return s.inner.Dirs.ID }
+
+// LaunchTask is the task mur run was launched with: --task, else task.md or
+// input.txt in the work folder. source is session.TaskAbsent when there is
+// none; err is a task file that exists but could not be read.
+func (s *Session) LaunchTask() (text string, source session.TaskSource, err error) {
+	return s.inner.Task, s.inner.TaskSource, s.inner.TaskErr
+}
+
+// Subscribe attaches a sink to the session's event stream: every record
+// (what trace.jsonl holds) and every live event, from now until cancel is
+// called or the session closes.
+func (s *Session) Subscribe(k event.Sink) (cancel func()) {
+	return s.inner.Events().Subscribe(k)
+}
+
+// ErrClosed is RunTask's outcome reason after Close.
+var ErrClosed = errors.New("the session is closed")
+
+// RunTask runs one task to its end and returns how it ended. Tasks run one
+// at a time: a call waits for the task in progress. Canceling ctx cancels
+// this task (status canceled); ending the session's own context cancels
+// it too.
+func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
+	s.run.Lock()
+	defer s.run.Unlock()
+	if s.isClosed() {
+		return Outcome{TaskID: t.ID, Status: agent.ExitFailed, Reason: ErrClosed.Error()}
+	}
+	if t.ID == "" {
+		t.ID = s.mintTaskID()
+	}
+	if t.Origin == "" {
+		t.Origin = OriginCLI
+	}
+	if t.Events != nil {
+		cancel := s.Subscribe(t.Events)
+		defer cancel()
+	}
+	ctx, stop := mergeCancel(ctx, s.ctx)
+	defer stop()
+	s.l.text.bind(s.inner.Events(), t.ID)
+	return s.inner.RunTask(ctx, agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text})
+}
+
+// mintTaskID names a task: the session's first is tsk_ with the session's
+// own suffix (so a one-task session's ids match); later ones are new ids.
+func (s *Session) mintTaskID() string {
+	if s.first {
+		s.first = false
+		return "tsk_" + strings.TrimPrefix(s.ID(), session.Prefix)
+	}
+	id, err := session.NewID()
+	if err != nil {
+		// The clock or the random source failed; a task still needs a
+		// unique name within the session.
+		return fmt.Sprintf("tsk_%s_%d", strings.TrimPrefix(s.ID(), session.Prefix), time.Now().UnixNano())
+	}
+	return "tsk_" + strings.TrimPrefix(id, session.Prefix)
+}
+
+// mergeCancel is ctx, also canceled when the session's context ends (with
+// its cause).
+func mergeCancel(ctx, session context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(session, func() { cancel(context.Cause(session)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+func (s *Session) isClosed() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	return s.closed
+}
+
+// Close ends the session with the outcome that decides its status: the
+// shell layer and sandbox close (their last records first), out/result.txt
+// and session_end are written, the status line goes to Stderr, the trace
+// closes and the components are released. It waits for the task in
+// progress. A second Close does nothing.
+func (s *Session) Close(final Outcome) error {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.closeMu.Unlock()
+	_, err := s.inner.Close(final)
+	s.endSession(nil)
+	s.l.close()
+	s.l.rt.Close()
+	return err
+}
