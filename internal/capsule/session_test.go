@@ -2,6 +2,7 @@ package capsule_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/providertest"
 )
@@ -23,6 +25,34 @@ func (r *recorder) Emit(e event.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
+}
+
+// since returns a recorder of what r receives from now on.
+func (r *recorder) since() func() *recorder {
+	r.mu.Lock()
+	n := len(r.events)
+	r.mu.Unlock()
+	return func() *recorder {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return &recorder{events: append([]event.Event(nil), r.events[n:]...)}
+	}
+}
+
+// progressRecorder is the door's side of a running task.
+type progressRecorder struct {
+	mu       sync.Mutex
+	progress []string
+}
+
+func (p *progressRecorder) Progress(text string) {
+	p.mu.Lock()
+	p.progress = append(p.progress, text)
+	p.mu.Unlock()
+}
+
+func (p *progressRecorder) RequestInput(context.Context, string) (string, error) {
+	return "", errors.New("this capsule never asks for input")
 }
 
 func (r *recorder) types() []string {
@@ -68,19 +98,28 @@ func TestSessionRunsTasksOneAtATime(t *testing.T) {
 	var all recorder
 	cancel := s.Subscribe(&all)
 
-	var first, second recorder
+	var first recorder
 	o1 := s.RunTask(context.Background(), capsule.Task{ContextID: "ctx-1", Origin: capsule.OriginDoor, Text: "one", Events: &first})
-	o2 := s.RunTask(context.Background(), capsule.Task{ID: "tsk_given", ContextID: "ctx-2", Origin: capsule.OriginPeer, Text: "two", Events: &second})
-	if o1.Status != agent.ExitOK || o1.Answer != "First answer." || o2.Status != agent.ExitOK || o2.Answer != "Second answer." {
-		t.Fatalf("outcomes %+v / %+v", o1, o2)
+	if o1.Status != agent.ExitOK || o1.Answer != "First answer." || o1.TaskID == "" || !strings.HasPrefix(o1.TaskID, "tsk_") {
+		t.Fatalf("first outcome %+v", o1)
 	}
-	if o1.TaskID == "" || !strings.HasPrefix(o1.TaskID, "tsk_") || o2.TaskID != "tsk_given" {
-		t.Fatalf("task ids %q %q", o1.TaskID, o2.TaskID)
+	if first.text() != "First answer." {
+		t.Fatalf("live text: %q", first.text())
 	}
-	if first.text() != "First answer." || second.text() != "Second answer." {
-		t.Fatalf("live text: %q / %q", first.text(), second.text())
+	// The second task comes through the door's backend, as a peer's.
+	var updates progressRecorder
+	backend := s.DoorBackend()
+	peer := door.Task{ID: "tsk_given", ContextID: "ctx-2", Origin: door.OriginPeer, Text: "two"}
+	backend.Record(door.RecordTaskReceived, peer)
+	second := all.since()
+	o2 := backend.RunTask(context.Background(), peer, &updates)
+	if o2.State != door.Completed || o2.Text != "Second answer." {
+		t.Fatalf("door outcome %+v", o2)
 	}
-	for _, r := range []*recorder{&first, &second} {
+	if len(updates.progress) != 1 || updates.progress[0] != "Second answer." {
+		t.Fatalf("door progress %q", updates.progress)
+	}
+	for _, r := range []*recorder{&first, second()} {
 		ty := r.types()
 		if ty[0] != "task_start" || ty[len(ty)-1] != "task_end" || !slices.Contains(ty, event.TextEnd) {
 			t.Fatalf("task events %v", ty)
@@ -90,13 +129,13 @@ func TestSessionRunsTasksOneAtATime(t *testing.T) {
 		t.Fatalf("session subscriber saw %d task_end: %v", n, all.types())
 	}
 	cancel()
-	if err := s.Close(o2); err != nil {
+	if err := s.Close(o1); err != nil {
 		t.Fatal(err)
 	}
 	if slices.Contains(all.types(), "session_end") {
 		t.Fatal("a canceled subscription still received session_end")
 	}
-	if err := s.Close(o2); err != nil {
+	if err := s.Close(o1); err != nil {
 		t.Fatalf("second close: %v", err)
 	}
 	if o := s.RunTask(context.Background(), capsule.Task{Text: "late"}); o.Status != agent.ExitFailed {
@@ -105,10 +144,13 @@ func TestSessionRunsTasksOneAtATime(t *testing.T) {
 
 	lines := trace(t, home)
 	var origins []string
+	received := false
 	for _, l := range lines {
 		switch l["event"] {
 		case event.TextDelta, event.TextEnd:
 			t.Fatalf("the trace recorded a live event: %v", l)
+		case "a2a_task_received":
+			received = l["task_id"] == "tsk_given" && l["origin"] == "peer"
 		case "task_start":
 			origins = append(origins, l["origin"].(string))
 		case "session_end":
@@ -116,6 +158,9 @@ func TestSessionRunsTasksOneAtATime(t *testing.T) {
 				t.Fatalf("session_end %v", l)
 			}
 		}
+	}
+	if !received {
+		t.Fatal("no a2a_task_received line for the door's task")
 	}
 	if !slices.Equal(origins, []string{"door", "peer"}) {
 		t.Fatalf("task_start origins %v", origins)

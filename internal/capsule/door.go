@@ -1,0 +1,83 @@
+package capsule
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/door"
+	"github.com/murmur/mur/internal/event"
+)
+
+// DoorBackend is the session as the door's door.Backend: every task the
+// door admits runs on this session through RunTask, one at a time.
+func (s *Session) DoorBackend() door.Backend { return doorBackend{s} }
+
+type doorBackend struct{ s *Session }
+
+// RunTask runs an admitted door task. Each model call's text is published
+// as a working status once the call ends (a status per delta would flood
+// the stream); the answer is the completed task's text.
+func (b doorBackend) RunTask(ctx context.Context, t door.Task, u door.Updates) door.Outcome {
+	task := Task{ID: t.ID, ContextID: t.ContextID, Origin: doorOrigin(t.Origin), Text: t.Text}
+	if u != nil {
+		task.Events = &progress{updates: u}
+	}
+	o := b.s.RunTask(ctx, task)
+	switch o.Status {
+	case agent.ExitOK:
+		return door.Outcome{State: door.Completed, Text: o.Answer}
+	case agent.ExitCanceled:
+		return door.Outcome{State: door.Canceled, Text: o.Reason}
+	}
+	return door.Outcome{State: door.Failed, Text: o.Reason}
+}
+
+// Record writes the line the door asks for about a task it settled
+// without running it (a2a_task_received, task_rejected, task_canceled).
+func (b doorBackend) Record(kind door.RecordKind, t door.Task) {
+	f := map[string]any{"task_id": t.ID, "origin": string(doorOrigin(t.Origin))}
+	if t.ContextID != "" {
+		f["context_id"] = t.ContextID
+	}
+	if t.Caller != "" {
+		f["caller"] = t.Caller
+	}
+	b.s.inner.Events().Emit(event.Event{Type: string(kind), Fields: f})
+}
+
+// doorOrigin maps the door's origin claim onto the task's origin: no claim
+// is a door client's task.
+func doorOrigin(o door.Origin) Origin {
+	switch o {
+	case door.OriginPeer:
+		return OriginPeer
+	case door.OriginCompletion:
+		return OriginCompletion
+	}
+	return OriginDoor
+}
+
+// progress turns a task's live text into the door's working statuses.
+type progress struct {
+	updates door.Updates
+	mu      sync.Mutex
+	text    strings.Builder
+}
+
+// Emit implements event.Sink.
+func (p *progress) Emit(e event.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Type {
+	case event.TextDelta:
+		s, _ := e.Fields["text"].(string)
+		p.text.WriteString(s)
+	case event.TextEnd:
+		if p.text.Len() > 0 {
+			p.updates.Progress(p.text.String())
+			p.text.Reset()
+		}
+	}
+}
