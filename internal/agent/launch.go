@@ -296,7 +296,7 @@ func Open(o Options) (*Session, int, error) {
 		Tools: inv, Prompt: prompt, Events: &events,
 		Recorder: trace.Recorder{Level: capture, BlobDir: dirs.Blobs()},
 		Retry:    retry, MaxTurns: cfg.MaxTurns, Keep: cfg.KeepWorking, Done: cfg.DoneCheck,
-		Runner: o.Runner, Workdir: dirs.Workdir, Now: o.Now, Sleep: o.Sleep, Rand: o.Rand,
+		Runner: o.Runner, Workdir: dirs.Workdir, Logs: dirs.Logs(), Now: o.Now, Sleep: o.Sleep, Rand: o.Rand,
 	}
 	if cfg.MaxSessionTokens > 0 {
 		l.Session = spend.NewSessionCeiling(cfg.MaxSessionTokens)

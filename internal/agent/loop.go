@@ -95,6 +95,10 @@ type Loop struct {
 	Done      *DoneCheck
 	Runner    CommandRunner
 	Workdir   string
+	// Logs is the session's logs directory: a driver failure's text past
+	// its first line (a WebAssembly trap's backtrace) goes to
+	// inference.log there, and the task's reason keeps the one line.
+	Logs string
 	// Session is inference.max_session_tokens, nil when unset; Ceilings
 	// holds it and the machine meter, every ceiling in effect.
 	Session  *spend.SessionCeiling
