@@ -26,6 +26,25 @@ const (
 	// BldProviderTool: provider_tool: is malformed or declared on a driver,
 	// hook or skill artifact.
 	BldProviderTool Code = "E-BLD-006"
+	// BldComponent: a wasm artifact's component (the first .wasm its
+	// requires_files lists) is not a WebAssembly component wasmtime
+	// compiles: a core module, another format, or a broken binary. The
+	// payload checks are mur's own codes, numbered from 101 so the spec's
+	// build codes can grow.
+	BldComponent Code = "E-BLD-101"
+	// BldWorld: the component does not export what its runtime: role
+	// needs (murmur:tool/run for a tool or an HTTP driver,
+	// murmur:driver/process for a process driver, murmur:hook/lifecycle
+	// for a hook, murmur:capsule/run for a capsule) at the version this mur
+	// serves, or imports a murmur: package at a version it does not serve.
+	BldWorld Code = "E-BLD-102"
+	// BldNative: a native artifact ships no executable for this platform
+	// (no requires_files entry with its executable bit set, or one built
+	// for another operating system or processor).
+	BldNative Code = "E-BLD-103"
+	// BldSkill: a skill artifact ships no skill.md, or one that is empty
+	// or not UTF-8 text.
+	BldSkill Code = "E-BLD-104"
 )
 
 // Capability refusals.
