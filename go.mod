@@ -13,6 +13,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
 	golang.org/x/tools v0.43.0
+	mvdan.cc/sh/v3 v3.14.1
 	oras.land/oras-go/v2 v2.7.0
 )
 
@@ -29,5 +30,4 @@ require (
 	golang.org/x/mod v0.35.0 // indirect
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

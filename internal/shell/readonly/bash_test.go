@@ -62,6 +62,25 @@ func TestCheckLineAgainstBash(t *testing.T) {
 		{"if true; then touch tests/e; fi", true},
 		{"(touch tests/e)", true},
 		{"touch tests/*", true},
+		// The forms issue #12 item 8 found the hand-written reader missing.
+		{"echo x > /proc/self/cwd/tests/a", true},
+		{"touch /proc/$$/cwd/tests/n", true},
+		{`x=$(echo ")"); echo y > tests/a`, true},
+		{"echo x > $'tests/a'", true},
+		{"function f { touch tests/n; }; f", true},
+		{"echo x 1>&tests/n", true},
+		{"cat <(touch tests/n)", true},
+		{"cat <<EOF\n$(touch tests/n)\nEOF", true},
+		{"touch {src,tests}/n", true},
+		{`touch "$PWD/tests/n"`, true},
+		{"cd missing 2>/dev/null; touch tests/n", true},
+		{"(cd src); touch tests/n", true},
+		{"f() { touch n; }; cd tests && f", true},
+		{"for i in 1 2; do touch n; cd tests 2>/dev/null; done; true", true},
+		{"eval 'touch tests/n'", true},
+		{"exec 3>tests/n", true},
+		{"cd() { :; }; cd src && touch tests/n", true},
+		{"shopt -s expand_aliases; alias cd=true\ncd src && touch tests/n", true},
 		// Lines that leave tests/ alone.
 		{"cat tests/a > out", false},
 		{"echo x > tests2", false},
@@ -75,6 +94,11 @@ func TestCheckLineAgainstBash(t *testing.T) {
 		{"echo rm tests # touch tests/a", false},
 		{"dd if=tests/f of=out status=none", false},
 		{"cd src && touch tests", false},
+		{"(cd tests); touch src/q", false},
+		{"echo x 2>&tests/a; true", false},
+		{"echo x 1>&2 3>&1 >/dev/fd/3 2>/proc/self/fd/1", false},
+		{"cat <<'EOF' >out\n$(touch tests/n)\nEOF", false},
+		{"echo ')' > out; echo \"a)b\" >> out", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 func TestCheckInputKeyRules(t *testing.T) {
@@ -263,9 +265,19 @@ func FuzzCheckInput(f *testing.F) {
 	})
 }
 
+// FuzzCheckLine checks the read-only check against the parser itself: for
+// any line, if the syntax tree holds a write — a write redirection, or
+// touch/rm/mkdir — whose word is a literal path under the protected entry,
+// the check must refuse the line. Lines that could move the shell (cd,
+// pushd, popd, a command named by an expansion) are left to the unit
+// tests, since a relative path there names another file.
 func FuzzCheckLine(f *testing.F) {
 	for _, s := range []string{"rm -rf tests", "echo x >tests/a 2>&1", "cd tests && sed -i s/a/b/ f", "sudo -u x cp a tests/",
-		"dd of=tests/x", "cat <<E\nrm tests\nE\ntee tests/y", "for f in *; do rm \"$f\"; done"} {
+		"dd of=tests/x", "cat <<E\nrm tests\nE\ntee tests/y", "for f in *; do rm \"$f\"; done",
+		`x=$(echo ")"); echo y > tests/a`, "echo x > $'tests/a'", "function f { touch tests/a; }", "echo x 1>&tests/a",
+		"echo x > /proc/self/cwd/tests/a", "cat <(touch tests/a)", "cat <<EOF\n$(touch tests/a)\nEOF",
+		"case $x in a) >tests/a;; esac", "f() ( echo >>tests/b ) & wait", "[[ $(mkdir tests/m) ]]",
+		"echo ${x:-$(rm tests/q)}", "coproc { : >|tests/c; }", "time ! touch tests/t | cat", "while :; do &>>tests/w; done"} {
 		f.Add(s)
 	}
 	wd := f.TempDir()
@@ -274,8 +286,68 @@ func FuzzCheckLine(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		if d := c.CheckLine("bash", line); d != nil && d.Path != "tests" && !strings.HasPrefix(d.Path, "tests/") {
+		d := c.CheckLine("bash", line)
+		if d != nil && d.Path != "tests" && !strings.HasPrefix(d.Path, "tests/") {
 			t.Fatalf("refused uncovered path %q", d.Path)
 		}
+		if d == nil {
+			if w := literalWrite(line); w != "" {
+				t.Fatalf("allowed %q, whose syntax tree writes %s", line, w)
+			}
+		}
 	})
+}
+
+// literalWrite returns a write the syntax tree of line holds to a literal
+// path under tests/ (the fuzz oracle), or "" when there is none or the line
+// may change directory first.
+func literalWrite(line string) string {
+	stmts := parseStmts(syntax.NewParser(syntax.Variant(syntax.LangBash)), line)
+	protected := func(w *syntax.Word) bool {
+		if w == nil {
+			return false
+		}
+		l := w.Lit()
+		return (l == "tests" || strings.HasPrefix(l, "tests/")) && !strings.Contains(l, "..") &&
+			!strings.ContainsAny(l, "*?[{\\")
+	}
+	moves, found := false, ""
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.CallExpr:
+				if len(x.Args) == 0 {
+					break
+				}
+				switch name := x.Args[0].Lit(); name {
+				case "", "cd", "pushd", "popd", "alias", "enable", "eval":
+					moves = true
+				case "touch", "rm", "mkdir":
+					for _, a := range x.Args[1:] {
+						if protected(a) && found == "" {
+							found = name + " " + a.Lit()
+						}
+					}
+				}
+			case *syntax.FuncDecl:
+				moves = true // a function may shadow a command
+			case *syntax.Redirect:
+				w := false
+				switch x.Op {
+				case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+					w = true
+				case syntax.DplOut:
+					w = x.N == nil || x.N.Value == "1"
+				}
+				if w && protected(x.Word) && found == "" {
+					found = x.Op.String() + " " + x.Word.Lit()
+				}
+			}
+			return true
+		})
+	}
+	if moves {
+		return ""
+	}
+	return found
 }

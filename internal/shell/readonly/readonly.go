@@ -78,16 +78,22 @@ func (c *Checker) Active() bool { return c != nil && len(c.entries) > 0 }
 // relative one and a symlink into a covered subtree resolve to the same
 // answer; a path that resolves outside the workdir is covered by nothing.
 func (c *Checker) Covered(p, dir string) (rel, entry string, ok bool) {
-	if !c.Active() || p == "" {
-		return "", "", false
-	}
 	if dir == "" {
 		dir = c.workdir
 	}
-	if !filepath.IsAbs(p) {
-		p = dir + "/" + p // not Join: Clean would undo a ".." after a symlink
+	return c.covered(p, dir)
+}
+
+// covered is Covered for a command whose working directory is cwd, ""
+// when the check cannot place it (then only an absolute path is judged).
+func (c *Checker) covered(p, cwd string) (rel, entry string, ok bool) {
+	if !c.Active() || p == "" {
+		return "", "", false
 	}
-	resolved := resolve(p)
+	resolved, placed := resolve(p, cwd)
+	if !placed {
+		return "", "", false
+	}
 	r, err := filepath.Rel(c.workdir, resolved)
 	if err != nil {
 		return "", "", false
@@ -104,20 +110,59 @@ func (c *Checker) Covered(p, dir string) (rel, entry string, ok bool) {
 	return "", "", false
 }
 
-// resolve returns the path the kernel would reach for p (absolute),
-// following symlinks component by component so a ".." after a symlink
-// climbs from the link's target, as path lookup does. From the first
-// component that does not exist the rest is appended as written (cleaned),
-// so a path about to be created resolves the way its existing parent does.
-func resolve(p string) string { return resolveHops(p, 0) }
+// check matches one candidate of a tool input, expanding a glob against
+// the filesystem the way a shell would (a pattern that matches nothing
+// stays literal).
+func (c *Checker) check(p, dir, rule string) *Denial {
+	if dir == "" {
+		dir = c.workdir
+	}
+	var cands []string
+	if strings.ContainsAny(p, "*?[") {
+		pat := p
+		if !filepath.IsAbs(pat) {
+			pat = filepath.Join(dir, pat)
+		}
+		if m, err := filepath.Glob(pat); err == nil {
+			cands = m // the paths the shell will pass, named first
+		}
+	}
+	cands = append(cands, p)
+	for _, cand := range cands {
+		if rel, entry, ok := c.covered(cand, dir); ok {
+			return &Denial{Path: rel, Entry: entry, Rule: rule}
+		}
+	}
+	return nil
+}
 
-// maxHops bounds dangling-link chains the way the kernel's ELOOP does.
-const maxHops = 40
-
-func resolveHops(p string, hops int) string {
-	parts := strings.Split(filepath.ToSlash(p), "/")
+// resolve returns the absolute path a command whose working directory is
+// cwd reaches for p, following symlinks component by component so a ".."
+// after a symlink climbs from the link's target, as path lookup does. From
+// the first component that does not exist the rest is appended as written
+// (cleaned), so a path about to be created resolves the way its existing
+// parent does.
+//
+// The lookup runs in the runtime's process, so the entries of /proc that
+// name a process — self, thread-self, a pid, and /dev/fd and /dev/std*
+// through them — are not followed there: cwd and root are the command's
+// own (cwd and /), and anything else under them (fd/N, a descriptor's
+// file) is decided by the command's own redirections, which are checked
+// themselves; placed is false for those, and for a relative path or a
+// cwd link when cwd is "" (unknown).
+func resolve(p, cwd string) (path string, placed bool) {
+	if !filepath.IsAbs(p) {
+		if cwd == "" {
+			return "", false
+		}
+		p = cwd + "/" + p // not Join: Clean would undo a ".." after a symlink
+	}
+	todo := strings.Split(filepath.ToSlash(p), "/")
 	cur := "/"
-	for i, c := range parts {
+	hops := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
 		switch c {
 		case "", ".":
 			continue
@@ -125,31 +170,53 @@ func resolveHops(p string, hops int) string {
 			cur = filepath.Dir(cur)
 			continue
 		}
+		if cur == "/proc" && (c == "self" || c == "thread-self" || isDigits(c)) {
+			for len(todo) >= 2 && todo[0] == "task" {
+				todo = todo[2:] // /proc/<pid>/task/<tid>/ is the same process's view
+			}
+			if len(todo) == 0 {
+				return "", false
+			}
+			switch todo[0] {
+			case "cwd":
+				if cwd == "" {
+					return "", false
+				}
+				todo = append(strings.Split(cwd, "/"), todo[1:]...)
+				cur = "/"
+			case "root":
+				todo = todo[1:]
+				cur = "/"
+			default:
+				return "", false
+			}
+			continue
+		}
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if err != nil {
 			// Missing (or unreadable): the rest cannot be followed.
-			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+			return filepath.Join(append([]string{next}, todo...)...), true
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
-			real, err := filepath.EvalSymlinks(next)
-			if err != nil {
-				// A dangling link: writing through it creates its target.
-				target, rerr := os.Readlink(next)
-				if rerr != nil || hops >= maxHops {
-					return filepath.Join(append([]string{next}, parts[i+1:]...)...)
-				}
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(cur, target)
-				}
-				return resolveHops(filepath.Join(append([]string{target}, parts[i+1:]...)...), hops+1)
+			target, err := os.Readlink(next)
+			if hops++; err != nil || hops > maxHops {
+				// A link loop ends here, as the kernel's ELOOP does.
+				return filepath.Join(append([]string{next}, todo...)...), true
 			}
-			next = real
+			if filepath.IsAbs(target) {
+				cur = "/"
+			}
+			todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+			continue
 		}
 		cur = next
 	}
-	return cur
+	return cur, true
 }
+
+// maxHops bounds symlink chains the way the kernel's ELOOP does.
+const maxHops = 40
 
 // Denial is one refused call: what it would have written, which entry
 // protects it, and the rule that identified the write.

@@ -1,28 +1,16 @@
 package readonly
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/murmur/mur/internal/shell/syntax"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
-
-// ShellInterpreters are the binaries whose shell tool takes a whole line as
-// their -c argument.
-var ShellInterpreters = []string{"bash", "sh", "zsh", "fish", "dash", "ksh"}
-
-// IsShellInterpreter reports whether the bare binary name is a shell
-// interpreter.
-func IsShellInterpreter(binary string) bool {
-	b := filepath.Base(binary)
-	for _, s := range ShellInterpreters {
-		if b == s {
-			return true
-		}
-	}
-	return false
-}
 
 // CheckLine checks a shell tool call to an interpreter: line is the whole
 // -c script, run in the workdir.
@@ -30,7 +18,7 @@ func (c *Checker) CheckLine(binary, line string) *Denial {
 	if !c.Active() {
 		return nil
 	}
-	if d := c.checkScript(line); d != nil {
+	if d := c.checkScript(binary, line); d != nil {
 		d.Tool, d.Command = binary, line
 		return d
 	}
@@ -47,10 +35,12 @@ func (c *Checker) CheckArgs(binary string, args []string) *Denial {
 	var d *Denial
 	if IsShellInterpreter(binary) {
 		if script, ok := dashC(args); ok {
-			d = c.checkScript(script)
+			d = c.checkScript(binary, script)
 		}
 	} else {
-		d = c.checkCommand(filepath.Base(binary), args, c.workdir)
+		w := &walker{c: c}
+		w.targets(filepath.Base(binary), args, c.workdir)
+		d = w.d
 	}
 	if d != nil {
 		d.Tool, d.Command = binary, strings.Join(args, " ")
@@ -75,263 +65,490 @@ func dashC(args []string) (string, bool) {
 	return "", false
 }
 
-func (c *Checker) checkScript(line string) *Denial {
-	dir := c.workdir
-	for _, cmd := range syntax.Parse(line) {
-		for _, r := range cmd.Redirs {
-			if !r.Writes() || dir == "" && !filepath.IsAbs(r.Target) {
-				continue
-			}
-			op := r.Op
-			if r.FD >= 0 {
-				op = fmt.Sprint(r.FD) + op
-			}
-			if d := c.check(r.Target, dir, fmt.Sprintf("the redirection %q", op)); d != nil {
-				return d
-			}
-		}
-		words := unwrap(cmd.Words)
-		if len(words) == 0 {
-			continue
-		}
-		name := filepath.Base(words[0])
-		if name == "cd" {
-			dir = cdTarget(dir, words[1:])
-			continue
-		}
-		if dir == "" {
-			// After a cd the check could not follow, only absolute paths
-			// can be placed.
-			if d := c.checkCommandAbs(name, words[1:]); d != nil {
-				return d
-			}
-			continue
-		}
-		if d := c.checkCommand(name, words[1:], dir); d != nil {
-			return d
-		}
+// variant is the language the binary reads; anything mvdan.cc/sh does not
+// model is read as bash, the superset closest to it.
+func variant(binary string) syntax.LangVariant {
+	switch filepath.Base(binary) {
+	case "sh", "dash":
+		return syntax.LangPOSIX
+	case "ksh", "mksh":
+		return syntax.LangMirBSDKorn
+	case "zsh":
+		return syntax.LangZsh
 	}
-	return nil
+	return syntax.LangBash
 }
 
-func (c *Checker) checkCommandAbs(name string, args []string) *Denial {
-	for _, t := range writeTargets(name, args) {
-		if filepath.IsAbs(t) {
-			if d := c.check(t, "/", fmt.Sprintf("a write-target argument of %q", name)); d != nil {
-				return d
-			}
-		}
-	}
-	return nil
+// parse returns the statements of script up to its first syntax error:
+// the shell runs a script one complete command at a time, so what precedes
+// an error still runs and is still checked.
+func parse(binary, script string) []*syntax.Stmt {
+	return parseStmts(syntax.NewParser(syntax.Variant(variant(binary))), script)
 }
 
-// cdTarget follows a literal cd; an argument the check cannot place (none,
-// -, anything with an expansion) leaves the directory unknown ("").
-func cdTarget(dir string, args []string) string {
-	if len(args) != 1 || dir == "" {
-		return ""
-	}
-	a := args[0]
-	if a == "-" || strings.ContainsAny(a, "$`~*?[") {
-		return ""
-	}
-	if filepath.IsAbs(a) {
-		return filepath.Clean(a)
-	}
-	return filepath.Join(dir, a)
-}
-
-func (c *Checker) checkCommand(name string, args []string, dir string) *Denial {
-	for _, t := range writeTargets(name, args) {
-		if d := c.check(t, dir, fmt.Sprintf("a write-target argument of %q", name)); d != nil {
-			return d
+func parseStmts(p *syntax.Parser, script string) (out []*syntax.Stmt) {
+	failed := false
+	// The iterator is drained rather than stopped at the error: v3.14's
+	// Parser.Stmts breaks out early and the parser then yields again,
+	// which panics.
+	for st, err := range p.StmtsSeq(strings.NewReader(script)) {
+		if err != nil {
+			failed = true
 		}
-	}
-	return nil
-}
-
-// check matches one candidate, expanding a glob against the filesystem the
-// way the shell would (a pattern that matches nothing stays literal).
-func (c *Checker) check(p, dir, rule string) *Denial {
-	var cands []string
-	if strings.ContainsAny(p, "*?[") {
-		pat := p
-		if !filepath.IsAbs(pat) {
-			pat = filepath.Join(dir, pat)
+		if !failed && st != nil {
+			out = append(out, st)
 		}
-		if m, err := filepath.Glob(pat); err == nil {
-			cands = m // the paths the shell will pass, named first
-		}
-	}
-	cands = append(cands, p)
-	for _, cand := range cands {
-		if rel, entry, ok := c.Covered(cand, dir); ok {
-			return &Denial{Path: rel, Entry: entry, Rule: rule}
-		}
-	}
-	return nil
-}
-
-// wrappers run the command named after their own options; the value is the
-// options that take an argument.
-var wrappers = map[string]string{
-	"exec": "a", "command": "", "builtin": "", "nohup": "", "time": "",
-	"nice": "n", "env": "uCS", "sudo": "ugCDhprT", "doas": "uC", "xargs": "adEeIiLlnPs",
-	"timeout": "sk", "stdbuf": "ioe", "ionice": "cnp", "chrt": "",
-}
-
-// keywords open or close compound commands; the command proper follows.
-var keywords = map[string]bool{
-	"!": true, "{": true, "}": true, "then": true, "do": true, "else": true,
-	"elif": true, "if": true, "while": true, "until": true, "done": true, "fi": true,
-}
-
-// unwrap drops leading keywords, variable assignments and wrapper commands
-// (with their options) so the first word is the binary that runs.
-func unwrap(w []string) []string {
-	for len(w) > 0 {
-		switch {
-		case keywords[w[0]]:
-			w = w[1:]
-		case isAssignment(w[0]):
-			w = w[1:]
-		default:
-			opts, ok := wrappers[filepath.Base(w[0])]
-			if !ok {
-				return w
-			}
-			name := filepath.Base(w[0])
-			w = w[1:]
-			for len(w) > 0 && strings.HasPrefix(w[0], "-") && w[0] != "-" {
-				f := w[0]
-				w = w[1:]
-				if f == "--" {
-					break
-				}
-				if !strings.HasPrefix(f, "--") && len(f) == 2 && strings.ContainsRune(opts, rune(f[1])) && len(w) > 0 {
-					w = w[1:]
-				}
-			}
-			if name == "timeout" && len(w) > 0 {
-				w = w[1:] // the duration
-			}
-		}
-	}
-	return w
-}
-
-func isAssignment(s string) bool {
-	eq := strings.IndexByte(s, '=')
-	if eq <= 0 {
-		return false
-	}
-	for i := 0; i < eq; i++ {
-		ch := s[i]
-		if !(ch == '_' || ch >= 'A' && ch <= 'Z' || ch >= 'a' && ch <= 'z' || i > 0 && ch >= '0' && ch <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// writeTargets returns the arguments the write-target table names for one
-// command: every operand of the file-changing commands, the last operand of
-// mv, cp, install and ln (and a -t directory), sed's files under -i, dd's of=.
-func writeTargets(name string, args []string) []string {
-	switch name {
-	case "tee", "rm", "rmdir", "unlink", "shred", "truncate", "mkdir", "touch", "chmod", "chown", "patch":
-		return operands(args)
-	case "mv", "cp", "install", "ln":
-		ops := operands(args)
-		var out []string
-		if len(ops) > 0 {
-			out = append(out, ops[len(ops)-1])
-		}
-		for i, a := range args {
-			switch {
-			case a == "-t" && i+1 < len(args):
-				out = append(out, args[i+1])
-			case strings.HasPrefix(a, "--target-directory="):
-				out = append(out, strings.TrimPrefix(a, "--target-directory="))
-			}
-		}
-		return out
-	case "sed":
-		return sedTargets(args)
-	case "dd":
-		var out []string
-		for _, a := range args {
-			if v, ok := strings.CutPrefix(a, "of="); ok {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// operands are the non-flag arguments; everything after -- is an operand.
-func operands(args []string) []string {
-	var out []string
-	for i, a := range args {
-		if a == "--" {
-			return append(out, args[i+1:]...)
-		}
-		if len(a) > 1 && a[0] == '-' {
-			continue
-		}
-		out = append(out, a)
 	}
 	return out
 }
 
-// sedTargets returns sed's file operands when it edits in place: the script
-// is the first operand unless -e/-f/--expression/--file supplied it.
-func sedTargets(args []string) []string {
-	inPlace, scriptGiven := false, false
-	var ops []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			ops = append(ops, args[i+1:]...)
-			i = len(args)
-		case a == "--in-place" || strings.HasPrefix(a, "--in-place="):
-			inPlace = true
-		case a == "--expression" || a == "--file":
-			scriptGiven = true
-			i++
-		case strings.HasPrefix(a, "--expression=") || strings.HasPrefix(a, "--file="):
-			scriptGiven = true
-		case strings.HasPrefix(a, "--"):
-		case len(a) > 1 && a[0] == '-':
-			// A short cluster: i starts an in-place suffix, e/f/l take the
-			// rest of the cluster or the next argument.
-			for j := 1; j < len(a); j++ {
-				ch := a[j]
-				if ch == 'i' {
-					inPlace = true
-					break
-				}
-				if ch == 'e' || ch == 'f' || ch == 'l' {
-					if ch != 'l' {
-						scriptGiven = true
-					}
-					if j == len(a)-1 {
-						i++
-					}
-					break
-				}
-			}
-		default:
-			ops = append(ops, a)
+// dirs is the set of working directories a command may run in at one point
+// of a line, sorted; "" stands for one the check cannot place (a cd to an
+// expansion). A write target is checked in each of them.
+type dirs []string
+
+// maxDirs bounds the set; past it the rest is "a directory the check cannot
+// place".
+const maxDirs = 32
+
+func (s dirs) union(t dirs) dirs {
+	out := slices.Clone(s)
+	for _, d := range t {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
 		}
 	}
-	if !inPlace {
-		return nil
+	if len(out) > maxDirs {
+		out = append(out[:maxDirs-1], "")
 	}
-	if !scriptGiven && len(ops) > 0 {
-		ops = ops[1:]
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// unknownWord stands for a word the check cannot expand (a parameter it
+// does not know, a command substitution, a ~): it keeps its position in
+// argv and names nothing.
+const unknownWord = "\x00"
+
+// budget bounds the statements one check visits: nested loops that change
+// directory are visited twice each, so pathological nesting falls back to
+// the flat walk, which is linear.
+const budget = 20000
+
+var errBudget = errors.New("walk budget exhausted")
+
+// walker walks the syntax tree of a line, following the directories a cd
+// can move each command to, and records the first write it finds to a
+// protected path.
+type walker struct {
+	c      *Checker
+	binary string
+	seen   dirs           // every directory the line may reach
+	funcs  []*syntax.Stmt // function bodies, checked once the whole line is seen
+	flat   bool           // every command runs in any directory of seen
+	steps  int
+	depth  int // nested eval and -c scripts
+	d      *Denial
+	// cdMayStay is set when the line can make cd something else (a
+	// function named cd, an alias, enable -n): a cd then may leave the
+	// shell where it was even when it "succeeds".
+	cdMayStay bool
+}
+
+// scan sets cdMayStay when stmts can redefine what cd does.
+func (w *walker) scan(stmts []*syntax.Stmt) {
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.FuncDecl:
+				if x.Name == nil {
+					break
+				}
+				switch x.Name.Value {
+				case "cd", "pushd", "popd":
+					w.cdMayStay = true
+				}
+			case *syntax.CallExpr:
+				if len(x.Args) > 0 {
+					switch x.Args[0].Lit() {
+					case "alias", "enable":
+						w.cdMayStay = true
+					}
+				}
+			}
+			return !w.cdMayStay
+		})
 	}
-	return ops
+}
+
+func (c *Checker) checkScript(binary, script string) (d *Denial) {
+	stmts := parse(binary, script)
+	start := dirs{c.workdir}
+	w := &walker{c: c, binary: binary, seen: start}
+	if err := w.run(stmts, start); errors.Is(err, errBudget) {
+		// Too much nesting to follow each cd: check every command in every
+		// directory the line reaches, twice so a write before a cd is also
+		// checked after it (a loop's next turn).
+		w = &walker{c: c, binary: binary, seen: start, flat: true}
+		_ = w.run(stmts, start)
+		if w.d == nil {
+			_ = w.run(stmts, start)
+		}
+	}
+	return w.d
+}
+
+func (w *walker) run(stmts []*syntax.Stmt, start dirs) (err error) {
+	w.scan(stmts)
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errBudget { //nolint:errorlint // the sentinel itself is panicked
+				panic(r)
+			}
+			err = errBudget
+		}
+	}()
+	w.list(stmts, start)
+	// A function may be called after any cd, so its body is checked in
+	// every directory the line reaches.
+	for i := 0; i < len(w.funcs) && w.d == nil; i++ {
+		w.stmt(w.funcs[i], w.seen)
+	}
+	return nil
+}
+
+// list walks statements in sequence. It returns the directories after the
+// last one succeeded, and every directory the list may end in.
+func (w *walker) list(stmts []*syntax.Stmt, s dirs) (succ, all dirs) {
+	succ, all = s, s
+	for _, st := range stmts {
+		succ, all = w.stmt(st, all)
+	}
+	return succ, all
+}
+
+// stmt walks one statement in the directories s. It returns the
+// directories it leaves behind when it succeeds, and in any case (a
+// superset of s: a cd that fails leaves the shell where it was).
+func (w *walker) stmt(st *syntax.Stmt, s dirs) (succ, all dirs) {
+	if w.steps++; w.steps > budget && !w.flat {
+		panic(errBudget)
+	}
+	if w.d != nil || st == nil {
+		return s, s
+	}
+	if w.flat {
+		s = w.seen
+	}
+	// Redirections are opened before the command runs, where it starts.
+	for _, r := range st.Redirs {
+		w.redir(r, s)
+	}
+	if st.Cmd == nil {
+		return s, s
+	}
+	succ, all = w.cmd(st.Cmd, s)
+	switch {
+	case st.Background || st.Coprocess:
+		return s, s // a subshell: its cd stays there
+	case st.Negated:
+		return all, all
+	}
+	return succ, all
+}
+
+func (w *walker) cmd(cmd syntax.Command, s dirs) (succ, all dirs) {
+	switch x := cmd.(type) {
+	case *syntax.CallExpr:
+		return w.call(x, s)
+	case *syntax.BinaryCmd:
+		switch x.Op {
+		case syntax.AndStmt:
+			sx, ax := w.stmt(x.X, s)
+			sy, ay := w.stmt(x.Y, sx)
+			return sy, ax.union(ay)
+		case syntax.OrStmt:
+			sx, ax := w.stmt(x.X, s)
+			sy, ay := w.stmt(x.Y, ax)
+			return sx.union(sy), ax.union(ay)
+		}
+		// A pipeline: each side runs in its own subshell.
+		w.stmt(x.X, s)
+		w.stmt(x.Y, s)
+		return s, s
+	case *syntax.Subshell:
+		w.list(x.Stmts, s)
+		return s, s
+	case *syntax.Block:
+		return w.list(x.Stmts, s)
+	case *syntax.IfClause:
+		all = s
+		for c := x; c != nil; c = c.Else {
+			cs, ca := w.list(c.Cond, all)
+			_, ta := w.list(c.Then, cs)
+			all = all.union(ca).union(ta)
+		}
+		return all, all
+	case *syntax.WhileClause:
+		return w.loop(s, func(s dirs) dirs {
+			cs, ca := w.list(x.Cond, s)
+			_, da := w.list(x.Do, cs)
+			return ca.union(da)
+		})
+	case *syntax.ForClause:
+		w.subst(x.Loop, s)
+		return w.loop(s, func(s dirs) dirs {
+			_, da := w.list(x.Do, s)
+			return da
+		})
+	case *syntax.CaseClause:
+		w.subst(x.Word, s)
+		all = s
+		for _, item := range x.Items {
+			for _, p := range item.Patterns {
+				w.subst(p, s)
+			}
+			_, ia := w.list(item.Stmts, s)
+			all = all.union(ia)
+		}
+		return all, all
+	case *syntax.FuncDecl:
+		w.funcs = append(w.funcs, x.Body)
+		return s, s
+	case *syntax.TimeClause:
+		return w.stmt(x.Stmt, s)
+	case *syntax.CoprocClause:
+		w.stmt(x.Stmt, s)
+		return s, s
+	case *syntax.TestDecl:
+		w.subst(x.Description, s)
+		w.stmt(x.Body, s)
+		return s, s
+	}
+	// declare/export/local, [[ ]], (( )), let: only their substitutions run
+	// commands.
+	w.subst(cmd, s)
+	return s, s
+}
+
+// loop walks a loop body twice when its first turn changes directory, so a
+// write is checked where the next turn runs it; further turns go where the
+// check cannot follow.
+func (w *walker) loop(s dirs, body func(dirs) dirs) (succ, all dirs) {
+	a1 := s.union(body(s))
+	if w.flat || slices.Equal(a1, s) {
+		return a1, a1
+	}
+	a2 := a1.union(body(a1))
+	if !slices.Equal(a2, a1) {
+		a2 = a2.union(dirs{""})
+	}
+	return a2, a2
+}
+
+// subst walks the command and process substitutions anywhere inside n:
+// they run in the directory of the command that holds them, in a subshell.
+func (w *walker) subst(n syntax.Node, s dirs) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			w.list(x.Stmts, s)
+			return false
+		case *syntax.ProcSubst:
+			w.list(x.Stmts, s)
+			return false
+		}
+		return w.d == nil
+	})
+}
+
+func (w *walker) redir(r *syntax.Redirect, s dirs) {
+	if r.Word != nil {
+		w.subst(r.Word, s)
+	}
+	if r.Hdoc != nil {
+		w.subst(r.Hdoc, s)
+	}
+	if r.Word == nil {
+		return
+	}
+	op := r.Op.String()
+	if r.N != nil {
+		op = r.N.Value + op
+	}
+	for _, dir := range s {
+		for _, t := range w.fields([]*syntax.Word{r.Word}, dir) {
+			if t != unknownWord && writeRedir(r, t) {
+				w.check(t, dir, fmt.Sprintf("the redirection %q", op))
+			}
+		}
+	}
+}
+
+// call walks a simple command in each directory of s.
+func (w *walker) call(x *syntax.CallExpr, s dirs) (succ, all dirs) {
+	for _, a := range x.Assigns {
+		w.subst(a, s)
+	}
+	for _, a := range x.Args {
+		w.subst(a, s)
+	}
+	if len(x.Args) == 0 {
+		return s, s
+	}
+	for _, dir := range s {
+		argv := unwrap(w.fields(x.Args, dir))
+		if len(argv) == 0 || argv[0] == unknownWord {
+			succ = succ.union(dirs{dir})
+			continue
+		}
+		name := filepath.Base(argv[0])
+		switch name {
+		case "cd", "pushd":
+			t := cdTarget(dir, argv[1:])
+			w.seen = w.seen.union(dirs{t})
+			succ = succ.union(dirs{t})
+			if w.cdMayStay {
+				succ = succ.union(dirs{dir})
+			}
+			continue
+		case "popd":
+			succ = succ.union(w.seen) // back to a directory the line reached
+			continue
+		case "eval":
+			if !slices.Contains(argv[1:], unknownWord) {
+				es, _ := w.nested(w.binary, strings.Join(argv[1:], " "), dirs{dir})
+				succ = succ.union(es)
+				continue
+			}
+		}
+		if IsShellInterpreter(name) {
+			if script, ok := dashC(argv[1:]); ok && script != unknownWord {
+				w.nested(name, script, dirs{dir}) // a new process: its cd stays there
+			}
+		}
+		w.targets(name, argv[1:], dir)
+		succ = succ.union(dirs{dir})
+	}
+	return succ, s.union(succ)
+}
+
+// maxDepth bounds eval and -c scripts nested in one another.
+const maxDepth = 8
+
+// nested walks a script a command hands to a shell (eval's words, bash -c).
+func (w *walker) nested(binary, script string, s dirs) (succ, all dirs) {
+	if w.depth >= maxDepth {
+		return s, s
+	}
+	w.depth++
+	defer func() { w.depth-- }()
+	stmts := parse(binary, script)
+	w.scan(stmts)
+	return w.list(stmts, s)
+}
+
+// targets checks the write-target arguments of one command run in dir.
+func (w *walker) targets(name string, args []string, dir string) {
+	for _, t := range writeTargets(name, args) {
+		w.check(t, dir, fmt.Sprintf("a write-target argument of %q", name))
+	}
+}
+
+// cdTarget follows a literal cd; an argument the check cannot place (none,
+// -, an expansion it does not know) leaves the directory unknown ("").
+// A cd is logical, as the shell's is: .. removes the last name written.
+func cdTarget(dir string, args []string) string {
+	if len(args) > 0 && (args[0] == "-L" || args[0] == "-P" || args[0] == "--") {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		return ""
+	}
+	a := args[0]
+	switch {
+	case a == "-" || a == unknownWord:
+		return ""
+	case filepath.IsAbs(a):
+		return filepath.Clean(a)
+	case dir == "":
+		return ""
+	}
+	return filepath.Join(dir, a)
+}
+
+// fields expands words as the shell would in dir: quotes (ANSI-C $'...'
+// included), braces, $PWD and globs against the filesystem. A word that
+// needs anything the check does not know becomes unknownWord.
+func (w *walker) fields(words []*syntax.Word, dir string) []string {
+	cfg := &expand.Config{
+		Env: expand.FuncEnviron(func(name string) string {
+			switch name {
+			case "PWD":
+				return dir
+			case "$", "BASHPID":
+				// The shell's own process, whose cwd and root are the
+				// command's: /proc/$$/cwd is /proc/self/cwd.
+				return "self"
+			}
+			return ""
+		}),
+		// A process substitution's path is a pipe the command makes.
+		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "", errUnknown },
+		NoUnset:   true,
+	}
+	if dir != "" {
+		cfg.ReadDir2 = os.ReadDir
+	}
+	var out []string
+	for _, wd := range words {
+		if tilde(wd) {
+			out = append(out, unknownWord)
+			continue
+		}
+		f, err := expandWord(cfg, wd)
+		if err != nil {
+			out = append(out, unknownWord)
+			continue
+		}
+		out = append(out, f...)
+	}
+	return out
+}
+
+// errUnknown marks a word the check cannot expand.
+var errUnknown = errors.New("not known before the command runs")
+
+// expandWord is expand.Fields for one word; a panic in the expander on a
+// word it does not model makes the word unknown rather than the check crash.
+func expandWord(cfg *expand.Config, w *syntax.Word) (f []string, err error) {
+	defer func() {
+		if recover() != nil {
+			f, err = nil, errUnknown
+		}
+	}()
+	return expand.Fields(cfg, w)
+}
+
+// tilde reports a word starting with an unquoted ~: the shell's home
+// directory is the command's, not something the check knows.
+func tilde(w *syntax.Word) bool {
+	if len(w.Parts) == 0 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && strings.HasPrefix(l.Value, "~")
+}
+
+// check records a refusal when t, run in dir ("" unknown), is covered.
+func (w *walker) check(t, dir, rule string) {
+	if w.d != nil || t == unknownWord || strings.ContainsRune(t, 0) {
+		return
+	}
+	if rel, entry, ok := w.c.covered(t, dir); ok {
+		w.d = &Denial{Path: rel, Entry: entry, Rule: rule}
+	}
 }
