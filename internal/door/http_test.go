@@ -259,8 +259,7 @@ func TestPortInUse(t *testing.T) {
 }
 
 // TestStalledClients: a client that sends half a body and stops is cut off
-// by the read timeout, and one that stops reading a stream loses it by the
-// write timeout; the door keeps serving others meanwhile.
+// by the read timeout; the door keeps serving others meanwhile.
 func TestStalledClients(t *testing.T) {
 	f := open(t, queueSleep, func(c *Config) {
 		c.ReadTimeout = 200 * time.Millisecond
