@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,78 +26,16 @@ type CommandRunner interface {
 	RunCheck(ctx context.Context, argv []string, dir string, timeout time.Duration) (CheckResult, error)
 }
 
-// ErrSplit means a command's quotes or escapes do not close.
-var ErrSplit = errors.New("unterminated quote or escape")
-
-// SplitWords splits a command as the shell tool does: whitespace separates
-// words, single and double quotes group them, a backslash escapes the next
-// character (outside single quotes), and nothing is expanded.
-func SplitWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	escaped := false
-	for _, r := range s {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case quote == '\'':
-			if r == '\'' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '\\':
-			escaped, inWord = true, true
-		case quote == '"':
-			if r == '"' {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if escaped || quote != 0 {
-		return nil, ErrSplit
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
 // doneCheck runs lifecycle.done_check at a stop. It reports true when the
 // task is reopened with the check's output.
 func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
-	argv, err := SplitWords(l.Done.Command)
-	if err != nil || len(argv) == 0 {
-		argv = nil
-	}
 	timeout := l.Done.Timeout
 	if timeout <= 0 {
 		timeout = DefaultDoneCheckTimeout
 	}
 	t.out.DoneCheckRuns++
 	start := l.now()
-	var res CheckResult
-	if argv == nil {
-		err = fmt.Errorf("done check command %q: %w", l.Done.Command, ErrSplit)
-	} else {
-		res, err = l.Runner.RunCheck(ctx, argv, l.Workdir, timeout)
-	}
+	res, err := l.Runner.RunCheck(ctx, l.Done.Argv, l.Workdir, timeout)
 	met := err == nil && res.ExitCode == 0 && !res.TimedOut
 	line := map[string]any{
 		"task_id": t.id, "run": t.out.DoneCheckRuns, "command": l.Done.Command, "exit_code": res.ExitCode,

@@ -203,13 +203,8 @@ func Open(o Options) (*Session, int, error) {
 	}
 	limits := cfg.ModelLimits
 	var dl diag.List
-	dl = append(dl, CheckInstructionEntries(cfg.InstructionFiles)...)
-	var argv []string
-	if cfg.DoneCheck != nil {
-		var err error
-		if argv, err = SplitWords(cfg.DoneCheck.Command); err != nil || len(argv) == 0 {
-			dl = append(dl, diag.New(diag.Code("E-MAN-003"), diag.Pos{File: "murmur.yaml"}, "lifecycle.done_check.command", "is required, must not be blank, must name a program"))
-		}
+	if cfg.DoneCheck != nil && len(cfg.DoneCheck.Argv) == 0 {
+		return nil, ExitCodeRefused, errors.New("launch: lifecycle.done_check has no resolved command words")
 	}
 	if cfg.DoneCheck != nil && o.Runner == nil {
 		// Never run the check uncontained: without the shell session's

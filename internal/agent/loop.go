@@ -33,9 +33,9 @@ const (
 	causeDeadline       = "deadline"
 	causeCanceled       = "canceled"
 	causeEnded          = "session_ended"
-	codeTaskFailed      = diag.Code("E-RUN-040")
-	codeCredential      = diag.Code("E-RUN-027")
-	codeFragment        = diag.Code("W-RUN-001")
+	codeTaskFailed      = diag.RunTaskFailed
+	codeCredential      = diag.RunCredentialRejected
+	codeFragment        = diag.RunFragment
 	emptyCappedToFail   = 2
 	maxToolOutputInLine = 64 << 10
 )
@@ -46,9 +46,11 @@ type KeepWorking struct {
 	Limit   int
 }
 
-// DoneCheck is lifecycle.done_check.
+// DoneCheck is lifecycle.done_check: Command as written (for records and
+// the model), Argv its words as the manifest engine split them.
 type DoneCheck struct {
 	Command string
+	Argv    []string
 	Limit   int
 	Timeout time.Duration // default 600 s
 }

@@ -22,15 +22,14 @@ const instructionLimit = 32768
 
 // Instruction file statuses, as session_start.instruction_files records them.
 const (
-	InstrRead          = "read"
-	InstrMissing       = "missing"
-	InstrSameFile      = "same_file"
-	InstrOutside       = "outside_work_folder"
-	InstrNotAFile      = "not_a_file"
-	InstrNotUTF8       = "not_utf8"
-	InstrEmpty         = "empty"
-	InstrUnreadable    = "unreadable"
-	instrFieldTemplate = "inference.instruction_files[%d]"
+	InstrRead       = "read"
+	InstrMissing    = "missing"
+	InstrSameFile   = "same_file"
+	InstrOutside    = "outside_work_folder"
+	InstrNotAFile   = "not_a_file"
+	InstrNotUTF8    = "not_utf8"
+	InstrEmpty      = "empty"
+	InstrUnreadable = "unreadable"
 )
 
 // PromptSources are the places a system prompt can come from. At most one
@@ -84,7 +83,7 @@ func basePrompt(src PromptSources) (text, source string, set bool, err error) {
 		}
 		b, rerr := os.ReadFile(p)
 		if rerr != nil {
-			d := diag.New(diag.Code("E-RUN-009"), diag.Pos{}, "inference.system_prompt_file",
+			d := diag.New(diag.RunPromptFile, diag.Pos{}, "inference.system_prompt_file",
 				fmt.Sprintf("cannot read the system prompt file %q: %v; create it next to murmur.yaml or fix the path", src.File, rerr))
 			return "", "", false, d
 		}
@@ -98,39 +97,11 @@ func basePrompt(src PromptSources) (text, source string, set bool, err error) {
 	return "", "", false, nil
 }
 
-// CheckInstructionEntries refuses an empty, absolute or escaping entry
-// with E-MAN-003 naming inference.instruction_files[i].
-func CheckInstructionEntries(entries []string) diag.List {
-	var l diag.List
-	for i, e := range entries {
-		field := fmt.Sprintf(instrFieldTemplate, i)
-		var why string
-		switch {
-		case e == "":
-			why = "is empty"
-		case filepath.IsAbs(e) || strings.HasPrefix(e, "/") || strings.HasPrefix(e, `\`):
-			why = "is an absolute path"
-		default:
-			for _, part := range strings.FieldsFunc(e, func(r rune) bool { return r == '/' || r == '\\' }) {
-				if part == ".." {
-					why = "has a .. component"
-				}
-			}
-		}
-		if why != "" {
-			l = append(l, diag.New(diag.Code("E-MAN-003"), diag.Pos{File: "murmur.yaml"}, field,
-				fmt.Sprintf("entry %q %s; list a path relative to the work folder with no .. component", e, why)))
-		}
-	}
-	return l
-}
-
 // ComposePrompt builds the system prompt: the base prompt, then one block
-// per instruction file read from workdir, in manifest order.
+// per instruction file read from workdir, in manifest order. The entries
+// are the manifest's, already validated (relative, no ..); a file that
+// resolves outside workdir is still never read.
 func ComposePrompt(src PromptSources, instructionFiles []string, workdir string) (Prompt, error) {
-	if l := CheckInstructionEntries(instructionFiles); l.HasErrors() {
-		return Prompt{}, l.Err()
-	}
 	base, source, set, err := basePrompt(src)
 	if err != nil {
 		return Prompt{}, err

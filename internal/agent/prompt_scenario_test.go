@@ -163,7 +163,8 @@ func TestDoneCheckReopens(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{writeCall("c1", "done.txt", "yes")}},
 		providertest.Step{Text: "now done"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`, Limit: 2}
+	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`,
+		Argv: []string{"sh", "-c", `test -f done.txt || { echo "done.txt is missing"; exit 3; }`}, Limit: 2}
 	r.launch()
 	r.wantCode(0)
 	second := requestText(r.srv.Requests()[1])
@@ -184,7 +185,7 @@ func TestDoneCheckReopens(t *testing.T) {
 func TestDoneCheckLimitZeroRecordsOnly(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "answer"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "false", Limit: 0}
+	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "false", Argv: []string{"false"}, Limit: 0}
 	r.launch()
 	r.wantCode(0)
 	var dc map[string]any
@@ -274,7 +275,7 @@ func (b blockTool) Call(ctx context.Context, _ json.RawMessage) (agent.Result, e
 func TestDoneCheckTimeoutReopens(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "first"}, providertest.Step{Text: "second"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "sleep 5", Limit: 1, Timeout: 200 * time.Millisecond}
+	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "sleep 5", Argv: []string{"sleep", "5"}, Limit: 1, Timeout: 200 * time.Millisecond}
 	r.launch()
 	r.wantCode(0)
 	if !strings.Contains(requestText(r.srv.Requests()[1]), "was killed after 200ms") {
@@ -289,7 +290,7 @@ func TestDoneCheckTimeoutReopens(t *testing.T) {
 
 func TestDoneCheckNeedsAContainedRunner(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "x"})
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "true", Limit: 1}
+	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "true", Argv: []string{"true"}, Limit: 1}
 	r.opts.Stderr = &r.stderr
 	code, err := agent.Launch(context.Background(), r.opts)
 	if code != agent.ExitCodeRefused || err == nil || r.dirs.ID != "" {

@@ -52,18 +52,6 @@ func TestInstructionFileStatuses(t *testing.T) {
 	}
 }
 
-func TestInstructionEntryRefusals(t *testing.T) {
-	l := CheckInstructionEntries([]string{"ok.md", "", "/etc/passwd", "a/../b.md", "./fine.md"})
-	if len(l) != 3 {
-		t.Fatalf("%v", l)
-	}
-	for i, want := range []string{"inference.instruction_files[1]", "inference.instruction_files[2]", "inference.instruction_files[3]"} {
-		if l[i].Field != want || l[i].Code != "E-MAN-003" {
-			t.Errorf("%v", l[i])
-		}
-	}
-}
-
 func TestNoInstructionFilesNoBlocks(t *testing.T) {
 	p, err := ComposePrompt(PromptSources{Inline: "x"}, nil, t.TempDir())
 	if err != nil || p.Text != "x" || p.Instructions != nil {
@@ -178,29 +166,6 @@ func passed(data string, meta ...string) Result {
 	return r
 }
 
-func TestSplitWords(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"cargo test --quiet", []string{"cargo", "test", "--quiet"}},
-		{`bash -c 'a && b'`, []string{"bash", "-c", "a && b"}},
-		{`echo "x y" z\ w $HOME`, []string{"echo", "x y", "z w", "$HOME"}},
-		{`a ""`, []string{"a", ""}},
-	}
-	for _, tt := range tests {
-		got, err := SplitWords(tt.in)
-		if err != nil || strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
-			t.Errorf("%q: %q %v", tt.in, got, err)
-		}
-	}
-	for _, bad := range []string{`'open`, `"open`, `trailing\`} {
-		if _, err := SplitWords(bad); !errors.Is(err, ErrSplit) {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-}
-
 // A capped turn's call without an id or a name is left out rather than
 // failing the turn: the cap may cut a call before either arrived, and a
 // capped turn's calls are dropped unrun anyway. Any other turn still
@@ -248,13 +213,6 @@ func FuzzParseRetryAfter(f *testing.F) {
 		if d, ok := ParseRetryAfterMs(s); ok && d < 0 {
 			t.Fatalf("negative wait %v", d)
 		}
-	})
-}
-
-func FuzzSplitWords(f *testing.F) {
-	f.Add(`bash -c 'a "b" \c'`)
-	f.Fuzz(func(t *testing.T, s string) {
-		SplitWords(s)
 	})
 }
 

@@ -75,7 +75,11 @@ func agentConfig(c *manifest.Capsule, inst manifest.Installed) (agent.Config, er
 			cfg.KeepWorking = &agent.KeepWorking{Message: kw.Message, Limit: int(kw.Limit)}
 		}
 		if dc := lc.DoneCheck; dc != nil {
-			d := &agent.DoneCheck{Command: dc.Command, Limit: int(dc.Limit)}
+			argv, err := dc.Argv()
+			if err != nil {
+				return cfg, fmt.Errorf("lifecycle.done_check.command: %w", err)
+			}
+			d := &agent.DoneCheck{Command: dc.Command, Argv: argv, Limit: int(dc.Limit)}
 			if dc.TimeoutSecs != nil {
 				d.Timeout = time.Duration(*dc.TimeoutSecs) * time.Second
 			}

@@ -93,3 +93,22 @@ control:
 		})
 	}
 }
+
+// One list of credential-shaped names serves W-SEC-024 and the shell's
+// environment rows.
+func TestCredentialShaped(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"MY_API_KEY", true}, {"xapikey", true}, {"TOKENIZER_PATH", true}, {"SECRET_TOKEN_X", true}, {"db_password_file", true},
+		{"SIGNING_KEY", true}, {"KEY_ID", true}, {"SMTP_PASS", true}, {"DB_PWD", true}, {"GCP_CREDENTIALS", true},
+		{"GCP_CREDENTIAL", true}, {"SENTRY_DSN", true}, {"BASIC_AUTH", true}, {"AUTH_HEADER", true}, {"app.creds", true},
+		{"KEYBOARD", false}, {"MONKEY", false}, {"PASSAGE", false}, {"AUTHOR", false}, {"PATH", false}, {"AWS_REGION", false},
+	}
+	for _, tt := range tests {
+		if got := CredentialShaped(tt.name); got != tt.want {
+			t.Errorf("CredentialShaped(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

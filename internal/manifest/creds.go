@@ -35,13 +35,18 @@ func matchesBackstop(name string, strip []string) (string, bool) {
 	return "", false
 }
 
-var credSegments = map[string]bool{"KEY": true, "PASS": true, "PASSWD": true, "CREDENTIALS": true, "CREDS": true, "DSN": true, "AUTH": true, "PWD": true}
+// credSegments are the name segments (separated by _ - or .) that make a
+// name credential-shaped on their own.
+var credSegments = map[string]bool{"KEY": true, "PASS": true, "PASSWD": true, "PWD": true, "CREDENTIALS": true, "CREDENTIAL": true, "CREDS": true, "DSN": true, "AUTH": true}
 
 var segSplit = regexp.MustCompile(`[_\-.]`)
 
-// credentialShaped is the W-SEC-024 rule: contains api_key, token, secret
-// or password (any case), or has a credential segment.
-func credentialShaped(name string) bool {
+// CredentialShaped is the W-SEC-024 rule, the one list of credential-shaped
+// names: the name contains api_key, apikey, token, secret or password, or
+// has a segment KEY, PASS, PASSWD, PWD, CREDENTIALS, CREDENTIAL, CREDS, DSN
+// or AUTH (any case). The shell layer strips the same names from every
+// subprocess environment.
+func CredentialShaped(name string) bool {
 	l := strings.ToLower(name)
 	for _, w := range []string{"api_key", "apikey", "token", "secret", "password"} {
 		if strings.Contains(l, w) {

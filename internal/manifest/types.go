@@ -6,6 +6,7 @@ package manifest
 
 import (
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/shell/syntax"
 )
 
 // Roles an artifact entry may take.
@@ -375,6 +376,11 @@ type DoneCheck struct {
 	Limit       int64  `yaml:"limit" json:"limit"`
 	TimeoutSecs *int64 `yaml:"timeout_secs,omitempty" json:"timeout_secs,omitempty"`
 }
+
+// Argv is the check's command split into words as the shell tool splits a
+// command (syntax.SplitArgs: quotes group, a backslash escapes, nothing
+// expands), so validation and the runtime read the same words.
+func (d *DoneCheck) Argv() ([]string, error) { return syntax.SplitArgs(d.Command) }
 
 // Exports is the exports: block.
 type Exports struct {

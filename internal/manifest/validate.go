@@ -411,7 +411,7 @@ func (v *validator) capabilities() {
 			f := fmt.Sprintf("%s.env.allow[%d]", p, j)
 			if pat, ok := matchesBackstop(name, stripEnv(cp)); ok {
 				d.add(diag.CapEnvCredential, f, "%q matches %q, which is stripped from every environment the runtime builds; remove it and give the artifact its key through a gateway: block", name, pat)
-			} else if credentialShaped(name) {
+			} else if CredentialShaped(name) {
 				shaped = append(shaped, name)
 			}
 		}
@@ -744,61 +744,16 @@ func (v *validator) lifecycle() {
 		d.add(diag.ManInvalid, "lifecycle.queue_depth", "must be at least 1 under task_acceptance: queue")
 	}
 	if dc := l.DoneCheck; dc != nil && dc.Command != "" {
-		words, err := SplitCommand(dc.Command)
+		words, err := dc.Argv()
 		switch {
 		case err != nil:
-			d.add(diag.ManInvalid, "lifecycle.done_check.command", "%v", err)
+			d.add(diag.ManInvalid, "lifecycle.done_check.command", "%v: close the quote", err)
 		case len(words) == 0:
 			d.add(diag.ManInvalid, "lifecycle.done_check.command", "must name a program")
 		case !contains(v.c.Capabilities.shellAllow(), words[0]):
 			d.add(diag.ManInvalid, "lifecycle.done_check.command", "runs '%s', which is not in capabilities.shell.allow; add it there or run an allowed program", words[0])
 		}
 	}
-}
-
-// SplitCommand splits a command into words as the shell tool does:
-// whitespace separates, quotes group, a backslash escapes, nothing expands.
-func SplitCommand(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	in := false
-	var quote rune
-	esc := false
-	for _, r := range s {
-		switch {
-		case esc:
-			cur.WriteRune(r)
-			esc = false
-			in = true
-		case r == '\\' && quote != '\'':
-			esc = true
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			} else {
-				cur.WriteRune(r)
-			}
-		case r == '\'' || r == '"':
-			quote = r
-			in = true
-		case r == ' ' || r == '\t' || r == '\n':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if quote != 0 || esc {
-		return nil, fmt.Errorf("has an unterminated quote or trailing backslash")
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 func (v *validator) exports() {

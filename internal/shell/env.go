@@ -24,31 +24,11 @@ func IsCredentialName(name string) bool {
 var hostCredentials = []string{"DATABASE_URL", "*_DATABASE_URL", "NETRC", "GPG_AGENT_INFO", "SSH_AGENT_PID"}
 
 // credential is row 4's credential rule: the backstop, a credential-shaped
-// name, or a host credential.
+// name (manifest.CredentialShaped, W-SEC-024's rule: a shell command or
+// native tool is not a WASM component, and nothing declares it a grant),
+// or a host credential.
 func credential(name string) bool {
-	return IsCredentialName(name) || IsCredentialShaped(name) || matchAny(hostCredentials, strings.ToUpper(name), true)
-}
-
-// IsCredentialShaped is W-SEC-024's rule: the name contains api_key,
-// token, secret or password, or has a segment (separated by _ - or .)
-// KEY, PASS, PASSWD, PWD, CREDENTIALS, CREDENTIAL, CREDS, DSN or AUTH
-// (case-insensitive).
-// Row 4 strips these from a subprocess environment too: a shell command or
-// native tool is not a WASM component, and nothing declares it a grant.
-func IsCredentialShaped(name string) bool {
-	u := strings.ToUpper(name)
-	for _, sub := range []string{"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD"} {
-		if strings.Contains(u, sub) {
-			return true
-		}
-	}
-	for _, seg := range strings.FieldsFunc(u, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		switch seg {
-		case "KEY", "PASS", "PASSWD", "PWD", "CREDENTIALS", "CREDENTIAL", "CREDS", "DSN", "AUTH":
-			return true
-		}
-	}
-	return false
+	return IsCredentialName(name) || manifest.CredentialShaped(name) || matchAny(hostCredentials, strings.ToUpper(name), true)
 }
 
 func matchAny(patterns []string, name string, upper bool) bool {
