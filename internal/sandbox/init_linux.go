@@ -42,8 +42,6 @@ type initSpec struct {
 	Landlock    []landlockRule `json:"landlock,omitempty"`
 	Seccomp     bool           `json:"seccomp"`
 	UnixSockets bool           `json:"unix_sockets"`
-	// Proxy is the egress proxy's URL, set in the target's environment.
-	Proxy string `json:"proxy,omitempty"`
 }
 
 type cgroupJoin struct {
@@ -178,11 +176,8 @@ func runInit(s *initSpec) error {
 			return err
 		}
 	}
-	env := os.Environ()
-	if s.Proxy != "" {
-		env = append(env, "http_proxy="+s.Proxy, "HTTP_PROXY="+s.Proxy, "https_proxy="+s.Proxy, "HTTPS_PROXY="+s.Proxy, "ALL_PROXY="+s.Proxy)
-	}
-	if err := unix.Exec(s.Path, s.Args, env); err != nil {
+	// The target gets exactly the caller's cmd.Env: nothing is added.
+	if err := unix.Exec(s.Path, s.Args, os.Environ()); err != nil {
 		return fmt.Errorf("exec %q: %w", s.Path, err)
 	}
 	return nil

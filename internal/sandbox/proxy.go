@@ -1,202 +1,432 @@
+//go:build linux
+
 package sandbox
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
 )
 
-// egressProxy is a sandboxed session's only way off its network namespace:
-// an HTTP proxy (CONNECT tunnels and absolute-URI requests) that lets a
-// destination through only when capabilities.network.allow names it, or,
-// for a literal address, when the address was one an allowed name resolved
-// to at launch.
-type egressProxy struct {
-	allow []AllowHost
-	// launchIPs are the addresses allowed names resolved to at launch, with
-	// the port each entry allows (0 = any).
-	launchIPs map[netip.Addr][]int
-	notes     []string
-	srv       *http.Server
-	dialer    net.Dialer
-	mu        sync.Mutex
-	denied    []string
+// Bounds on what a command can make the egress hold: it is the runtime's
+// memory, outside the scope's memory limit.
+const (
+	// maxTCPConns forwarded connections at once; more are reset.
+	maxTCPConns = 256
+	// maxUDPFlows live (source, destination) UDP pairs; a datagram that
+	// would open one more is dropped.
+	maxUDPFlows = 64
+	// udpIdle ends a UDP flow nothing crossed for this long.
+	udpIdle = 60 * time.Second
+	// maxLookups in flight for the namespace's resolver; more queries are
+	// dropped (resolvers retry).
+	maxLookups = 8
+	// maxDenied refused destinations are kept, the newest; the count of
+	// all of them is kept besides.
+	maxDenied = 64
+	// dialTimeout bounds connecting upstream.
+	dialTimeout = 30 * time.Second
+)
+
+// egress is a sandboxed session's only way off its network namespace. It
+// receives every TCP connection and UDP datagram a command sends to an
+// address no namespace socket waits for (see netns), with the destination
+// the command asked for, and forwards it from the host's namespace only
+// when the allow rule permits that address and port. UDP to port 53 that
+// is not itself permitted is answered by a resolver that knows only the
+// allowed names: it resolves them on the host, and the addresses it
+// answers become reachable (for the entry's ports), so a name stays
+// reachable however its addresses move.
+type egress struct {
+	rule   *allowRule
+	ns     *netns
+	dialer net.Dialer
+
+	conns   chan struct{} // forwarded TCP connections, maxTCPConns
+	lookups chan struct{} // resolver lookups, maxLookups
+
+	mu      sync.Mutex
+	flows   map[flowKey]*udpFlow
+	denied  []string // ring of the newest maxDenied
+	next    int      // where the next refusal goes in denied
+	refused int64
+	closed  bool
+	wg      sync.WaitGroup
 }
 
-// resolveTimeout bounds each launch-time lookup, as the spec says.
-const resolveTimeout = 5 * time.Second
+type flowKey struct{ src, dst netip.AddrPort }
 
-func newEgressProxy(ctx context.Context, allow []AllowHost) *egressProxy {
-	p := &egressProxy{launchIPs: map[netip.Addr][]int{}, dialer: net.Dialer{Timeout: 30 * time.Second}}
-	for _, a := range allow {
-		a.Host = strings.TrimSuffix(strings.ToLower(a.Host), ".")
-		if a.Port == 0 {
-			switch a.Scheme {
-			case "https":
-				a.Port = 443
-			case "http":
-				a.Port = 80
-			}
-		}
-		p.allow = append(p.allow, a)
-		if ip, err := netip.ParseAddr(strings.Trim(a.Host, "[]")); err == nil {
-			p.launchIPs[ip.Unmap()] = append(p.launchIPs[ip.Unmap()], a.Port)
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-		addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", a.Host)
-		cancel()
-		if err != nil {
-			var dnsErr *net.DNSError
-			if errors.As(err, &dnsErr) && dnsErr.IsTimeout || errors.Is(err, context.DeadlineExceeded) {
-				p.notes = append(p.notes, fmt.Sprintf("[capsule-runtime] warning: the network allowlist host '%s' could not be resolved at\nlaunch: the resolver did not answer within 5s (a subprocess reaching it by literal address is\ndenied for this run)", a.Host))
-			}
-			continue
-		}
-		for _, ip := range addrs {
-			p.launchIPs[ip.Unmap()] = append(p.launchIPs[ip.Unmap()], a.Port)
-		}
-	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	return p
+type udpFlow struct {
+	down *net.UDPConn // in the namespace: bound to dst, connected to src
+	up   *net.UDPConn // on the host: connected to dst
 }
 
-// permits says whether host:port may be reached.
-func (p *egressProxy) permits(host string, port int) bool {
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if ip, err := netip.ParseAddr(host); err == nil {
-		for _, allowed := range p.launchIPs[ip.Unmap()] {
-			if allowed == 0 || allowed == port {
-				return true
-			}
-		}
-		return false
+func newEgress(ctx context.Context, ns *netns, allow []AllowHost) *egress {
+	e := &egress{
+		rule:    newAllowRule(ctx, allow),
+		ns:      ns,
+		dialer:  net.Dialer{Timeout: dialTimeout},
+		conns:   make(chan struct{}, maxTCPConns),
+		lookups: make(chan struct{}, maxLookups),
+		flows:   map[flowKey]*udpFlow{},
 	}
-	for _, a := range p.allow {
-		if a.Host == host && (a.Port == 0 || a.Port == port) {
+	for _, ln := range ns.tcp {
+		e.wg.Add(1)
+		go e.serveTCP(ln)
+	}
+	for _, c := range ns.udp {
+		e.wg.Add(1)
+		go e.serveUDP(c)
+	}
+	return e
+}
+
+// close stops the listeners (with the namespace) and every forward.
+func (e *egress) close() {
+	e.mu.Lock()
+	e.closed = true
+	flows := e.flows
+	e.flows = map[flowKey]*udpFlow{}
+	e.mu.Unlock()
+	e.ns.close()
+	for _, f := range flows {
+		f.down.Close()
+		f.up.Close()
+	}
+	e.wg.Wait()
+}
+
+func (e *egress) deny(target string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refused++
+	if len(e.denied) < maxDenied {
+		e.denied = append(e.denied, target)
+		return
+	}
+	e.denied[e.next] = target
+	e.next = (e.next + 1) % maxDenied
+}
+
+// Denied lists the newest refused destinations (at most maxDenied), oldest
+// first, and how many were refused in all.
+func (e *egress) Denied() ([]string, int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := append([]string(nil), e.denied[e.next:]...)
+	return append(out, e.denied[:e.next]...), e.refused
+}
+
+// isSelf says dst is one of the egress's own listeners, which a command
+// may connect to directly; that is never forwarded.
+func (e *egress) isSelf(dst netip.AddrPort) bool {
+	for _, ln := range e.ns.tcp {
+		if ln.Addr().(*net.TCPAddr).AddrPort() == dst {
+			return true
+		}
+	}
+	for _, c := range e.ns.udp {
+		if c.LocalAddr().(*net.UDPAddr).AddrPort() == dst {
 			return true
 		}
 	}
 	return false
 }
 
-func (p *egressProxy) deny(w http.ResponseWriter, target string) {
-	p.mu.Lock()
-	p.denied = append(p.denied, target)
-	p.mu.Unlock()
-	http.Error(w, fmt.Sprintf("mur: %s is not in capabilities.network.allow", target), http.StatusForbidden)
-}
-
-func (p *egressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodConnect {
-		p.tunnel(w, r)
-		return
-	}
-	if r.URL.Scheme != "http" || r.URL.Host == "" {
-		http.Error(w, "mur: the egress proxy takes CONNECT or absolute http:// requests", http.StatusBadRequest)
-		return
-	}
-	host, port, err := splitHostPort(r.URL.Host, 80)
-	if err != nil {
-		http.Error(w, "mur: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if !p.permits(host, port) {
-		p.deny(w, net.JoinHostPort(host, strconv.Itoa(port)))
-		return
-	}
-	out := r.Clone(r.Context())
-	out.RequestURI = ""
-	out.Header.Del("Proxy-Connection")
-	out.Header.Del("Proxy-Authorization")
-	tr := &http.Transport{DialContext: p.dialer.DialContext, Proxy: nil}
-	defer tr.CloseIdleConnections()
-	resp, err := tr.RoundTrip(out)
-	if err != nil {
-		http.Error(w, "mur: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
-}
-
-func (p *egressProxy) tunnel(w http.ResponseWriter, r *http.Request) {
-	host, port, err := splitHostPort(r.Host, 443)
-	if err != nil {
-		http.Error(w, "mur: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	target := net.JoinHostPort(host, strconv.Itoa(port))
-	if !p.permits(host, port) {
-		p.deny(w, target)
-		return
-	}
-	up, err := p.dialer.DialContext(r.Context(), "tcp", target)
-	if err != nil {
-		http.Error(w, "mur: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		up.Close()
-		http.Error(w, "mur: cannot tunnel", http.StatusInternalServerError)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-	down, buf, err := hj.Hijack()
-	if err != nil {
-		up.Close()
-		return
-	}
-	go func() {
-		if buf.Reader.Buffered() > 0 {
-			_, _ = io.CopyN(up, buf, int64(buf.Reader.Buffered()))
+func (e *egress) serveTCP(ln net.Listener) {
+	defer e.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// EMFILE and the like: the runtime is short of descriptors;
+			// wait rather than spin.
+			time.Sleep(50 * time.Millisecond)
+			continue
 		}
+		tc := c.(*net.TCPConn)
+		// TPROXY keeps the command's destination as the socket's own address.
+		dst := tc.LocalAddr().(*net.TCPAddr).AddrPort()
+		dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+		target := "tcp " + dst.String()
+		if e.isSelf(dst) || !e.rule.permitsAddr(dst.Addr(), int(dst.Port())) {
+			e.deny(target)
+			reset(tc)
+			continue
+		}
+		select {
+		case e.conns <- struct{}{}:
+		default:
+			e.deny(target + " (over " + strconv.Itoa(maxTCPConns) + " connections)")
+			reset(tc)
+			continue
+		}
+		e.wg.Add(1)
+		go e.forwardTCP(tc, dst)
+	}
+}
+
+// reset closes with RST, so the command's next read or write fails at once.
+func reset(c *net.TCPConn) {
+	_ = c.SetLinger(0)
+	c.Close()
+}
+
+func (e *egress) forwardTCP(down *net.TCPConn, dst netip.AddrPort) {
+	defer e.wg.Done()
+	defer func() { <-e.conns }()
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	c, err := e.dialer.DialContext(ctx, "tcp", dst.String())
+	cancel()
+	if err != nil {
+		reset(down)
+		return
+	}
+	up := c.(*net.TCPConn)
+	done := make(chan struct{})
+	go func() {
+		// TCPConn to TCPConn copies splice in the kernel: no buffer here.
 		_, _ = io.Copy(up, down)
-		closeWrite(up)
+		_ = up.CloseWrite()
+		close(done)
 	}()
 	_, _ = io.Copy(down, up)
-	down.Close()
+	_ = down.CloseWrite()
+	<-done
 	up.Close()
+	down.Close()
 }
 
-func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
-	}
-}
+// udpBuf holds one datagram; larger ones are cut, as a receiver with a
+// smaller buffer would.
+const udpBuf = 64 << 10
 
-// splitHostPort splits an authority, defaulting a missing port.
-func splitHostPort(hostport string, def int) (string, int, error) {
-	host, ps, err := net.SplitHostPort(hostport)
-	if err != nil {
-		if strings.Contains(err.Error(), "missing port") {
-			return strings.Trim(hostport, "[]"), def, nil
+func (e *egress) serveUDP(c *net.UDPConn) {
+	defer e.wg.Done()
+	buf := make([]byte, udpBuf)
+	oob := make([]byte, 128)
+	for {
+		n, oobn, _, src, err := c.ReadMsgUDPAddrPort(buf, oob)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
 		}
-		return "", 0, fmt.Errorf("bad proxy target %q: %w", hostport, err)
+		dst, ok := origDst(oob[:oobn])
+		if !ok {
+			continue
+		}
+		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+		e.datagram(src, dst, buf[:n])
 	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port <= 0 || port > 65535 {
-		return "", 0, fmt.Errorf("bad proxy target port %q", ps)
-	}
-	return host, port, nil
 }
 
-// Denied lists the destinations the proxy refused, in order.
-func (p *egressProxy) Denied() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.denied...)
+// origDst reads the destination TPROXY kept (IP_ORIGDSTADDR).
+func origDst(oob []byte) (netip.AddrPort, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	for _, m := range msgs {
+		switch {
+		case m.Header.Level == unix.SOL_IP && m.Header.Type == unix.IP_ORIGDSTADDR && len(m.Data) >= unix.SizeofSockaddrInet4:
+			ip := netip.AddrFrom4([4]byte(m.Data[4:8]))
+			return netip.AddrPortFrom(ip, uint16(m.Data[2])<<8|uint16(m.Data[3])), true
+		case m.Header.Level == unix.SOL_IPV6 && m.Header.Type == unix.IPV6_ORIGDSTADDR && len(m.Data) >= unix.SizeofSockaddrInet6:
+			ip := netip.AddrFrom16([16]byte(m.Data[8:24])).Unmap()
+			return netip.AddrPortFrom(ip, uint16(m.Data[2])<<8|uint16(m.Data[3])), true
+		}
+	}
+	return netip.AddrPort{}, false
+}
+
+// datagram handles the first datagram of a (src, dst) pair; later ones
+// arrive on the flow's own socket.
+func (e *egress) datagram(src, dst netip.AddrPort, b []byte) {
+	target := "udp " + dst.String()
+	switch {
+	case !e.isSelf(dst) && e.rule.permitsAddr(dst.Addr(), int(dst.Port())):
+		e.openFlow(src, dst, b)
+	case dst.Port() == 53:
+		e.resolve(src, dst, b)
+	default:
+		e.deny(target)
+	}
+}
+
+func (e *egress) openFlow(src, dst netip.AddrPort, first []byte) {
+	key := flowKey{src, dst}
+	e.mu.Lock()
+	if f, ok := e.flows[key]; ok {
+		e.mu.Unlock()
+		_, _ = f.up.Write(first)
+		return
+	}
+	full := len(e.flows) >= maxUDPFlows
+	e.mu.Unlock()
+	if full {
+		e.deny("udp " + dst.String() + " (over " + strconv.Itoa(maxUDPFlows) + " flows)")
+		return
+	}
+	up, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(dst))
+	if err != nil {
+		return
+	}
+	down, err := e.ns.replySocket(net.UDPAddrFromAddrPort(dst), net.UDPAddrFromAddrPort(src))
+	if err != nil {
+		up.Close()
+		return
+	}
+	f := &udpFlow{down: down, up: up}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		up.Close()
+		down.Close()
+		return
+	}
+	e.flows[key] = f
+	e.mu.Unlock()
+	_, _ = up.Write(first)
+	e.wg.Add(2)
+	go e.pump(key, f, f.up, f.down)
+	go e.pump(key, f, f.down, f.up)
+}
+
+// pump copies datagrams one way until the flow is idle for udpIdle or
+// either side fails, then ends the flow.
+func (e *egress) pump(key flowKey, f *udpFlow, from, to *net.UDPConn) {
+	defer e.wg.Done()
+	buf := make([]byte, udpBuf)
+	for {
+		_ = from.SetReadDeadline(time.Now().Add(udpIdle))
+		n, err := from.Read(buf)
+		if err != nil {
+			break
+		}
+		if _, err := to.Write(buf[:n]); err != nil && !errors.Is(err, unix.ECONNREFUSED) {
+			break
+		}
+	}
+	e.mu.Lock()
+	if e.flows[key] == f {
+		delete(e.flows, key)
+	}
+	e.mu.Unlock()
+	f.down.Close()
+	f.up.Close()
+}
+
+// resolve answers a DNS query sent to any address's port 53: allowed names
+// are looked up on the host and their addresses remembered as reachable;
+// every other name is answered NXDOMAIN.
+func (e *egress) resolve(src, dst netip.AddrPort, b []byte) {
+	var p dnsmessage.Parser
+	h, err := p.Start(b)
+	if err != nil || h.Response {
+		e.deny("udp " + dst.String())
+		return
+	}
+	q, err := p.Question()
+	if err != nil {
+		e.deny("udp " + dst.String())
+		return
+	}
+	name := q.Name.String()
+	select {
+	case e.lookups <- struct{}{}:
+	default:
+		return
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer func() { <-e.lookups }()
+		answer, ok := e.answer(h, q)
+		if !ok {
+			e.deny("dns " + trimDot(name))
+		}
+		if answer == nil {
+			return
+		}
+		down, err := e.ns.replySocket(net.UDPAddrFromAddrPort(dst), net.UDPAddrFromAddrPort(src))
+		if err != nil {
+			return
+		}
+		_, _ = down.Write(answer)
+		down.Close()
+	}()
+}
+
+func trimDot(s string) string {
+	if len(s) > 1 && s[len(s)-1] == '.' {
+		return s[:len(s)-1]
+	}
+	return s
+}
+
+// answer builds the reply to one question; ok is false for a name the
+// allow list does not hold.
+func (e *egress) answer(h dnsmessage.Header, q dnsmessage.Question) (reply []byte, ok bool) {
+	rh := dnsmessage.Header{ID: h.ID, Response: true, RecursionDesired: h.RecursionDesired, RecursionAvailable: true}
+	name := trimDot(q.Name.String())
+	ok = e.rule.allowsName(name)
+	var ips []netip.Addr
+	switch {
+	case !ok:
+		rh.RCode = dnsmessage.RCodeNameError
+	case q.Class != dnsmessage.ClassINET:
+	case q.Type == dnsmessage.TypeA || q.Type == dnsmessage.TypeAAAA:
+		network := "ip4"
+		if q.Type == dnsmessage.TypeAAAA {
+			network = "ip6"
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+		addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, name)
+		cancel()
+		var dnsErr *net.DNSError
+		switch {
+		case err == nil:
+			ips = addrs
+			e.rule.remember(name, addrs)
+		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+			// No address of this family: an empty answer.
+		default:
+			rh.RCode = dnsmessage.RCodeServerFailure
+		}
+	}
+	bld := dnsmessage.NewBuilder(nil, rh)
+	bld.EnableCompression()
+	if bld.StartQuestions() != nil || bld.Question(q) != nil || bld.StartAnswers() != nil {
+		return nil, ok
+	}
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		rr := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 30}
+		var err error
+		if ip.Is4() && q.Type == dnsmessage.TypeA {
+			err = bld.AResource(rr, dnsmessage.AResource{A: ip.As4()})
+		} else if ip.Is6() && q.Type == dnsmessage.TypeAAAA {
+			err = bld.AAAAResource(rr, dnsmessage.AAAAResource{AAAA: ip.As16()})
+		}
+		if err != nil {
+			return nil, ok
+		}
+	}
+	out, err := bld.Finish()
+	if err != nil {
+		return nil, ok
+	}
+	return out, ok
 }

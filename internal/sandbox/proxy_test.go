@@ -1,126 +1,404 @@
+//go:build linux
+
 package sandbox
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/url"
+	"net/netip"
+	"runtime"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 )
 
-func listenGreeter(t *testing.T) int {
+// greeter listens on the host's loopback and greets every connection.
+func greeter(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") })}
-	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("hello\n"))
+			c.Close()
+		}
+	}()
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func startProxy(t *testing.T, allow []AllowHost) string {
+// udpEcho answers every datagram on the host's loopback with "echo:" and it.
+func udpEcho(t *testing.T) int {
 	t.Helper()
-	p := newEgressProxy(context.Background(), allow)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = p.srv.Serve(ln) }()
-	t.Cleanup(func() { p.srv.Close() })
-	return ln.Addr().String()
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := c.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = c.WriteTo(append([]byte("echo:"), buf[:n]...), from)
+		}
+	}()
+	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
-func connectStatus(t *testing.T, proxy, target string) int {
+// startEgress makes a real network namespace with its egress.
+func startEgress(t *testing.T, allow []AllowHost) *egress {
 	t.Helper()
-	c, err := net.Dial("tcp", proxy)
+	privileged(t)
+	ns, err := newNetns()
 	if err != nil {
 		t.Fatal(err)
+	}
+	e := newEgress(context.Background(), ns, allow)
+	t.Cleanup(e.close)
+	return e
+}
+
+// dialIn connects from inside the namespace (the socket is made there) and
+// returns the connection for I/O outside it.
+func dialIn(t *testing.T, e *egress, network, addr string) (net.Conn, error) {
+	t.Helper()
+	var c net.Conn
+	var err error
+	e.ns.do(func() { c, err = net.DialTimeout(network, addr, 3*time.Second) })
+	return c, err
+}
+
+// greeting reads what a TCP connection made in the namespace receives.
+func greeting(t *testing.T, e *egress, addr string) (string, error) {
+	c, err := dialIn(t, e, "tcp", addr)
+	if err != nil {
+		return "", err
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(c)
+	return string(b), err
+}
+
+func TestEgressTCP(t *testing.T) {
+	allowed, other := greeter(t), greeter(t)
+	e := startEgress(t, []AllowHost{{Host: "LocalHost.", Port: allowed}, {Scheme: "https", Host: "api.example.invalid"}})
+	for _, addr := range []string{"127.0.0.1:" + strconv.Itoa(allowed)} {
+		if got, err := greeting(t, e, addr); got != "hello\n" {
+			t.Errorf("granted %s: got %q, %v; want the greeting", addr, got, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:" + strconv.Itoa(other), "192.0.2.1:443", "[2001:db8::1]:80"} {
+		got, err := greeting(t, e, addr)
+		if got != "" || err == nil {
+			t.Errorf("refused %s: got %q, %v; want a reset", addr, got, err)
+		}
+	}
+	if d, n := e.Denied(); n != 3 || !strings.Contains(strings.Join(d, " "), "tcp 192.0.2.1:443") {
+		t.Errorf("denied = %v (%d), want the three refusals", d, n)
+	}
+}
+
+// A server the command runs inside its namespace is its own: nothing
+// diverts traffic a namespace socket waits for.
+func TestEgressKeepsNamespaceLoopback(t *testing.T) {
+	e := startEgress(t, nil)
+	var ln net.Listener
+	var err error
+	e.ns.do(func() { ln, err = net.Listen("tcp4", "127.0.0.1:0") })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			_, _ = c.Write([]byte("inside\n"))
+			c.Close()
+		}
+	}()
+	if got, err := greeting(t, e, ln.Addr().String()); got != "inside\n" {
+		t.Fatalf("namespace-local server: got %q, %v", got, err)
+	}
+	if _, n := e.Denied(); n != 0 {
+		t.Fatalf("a namespace-local connection was seen by the egress (%d refusals)", n)
+	}
 }
 
-func TestProxyConnect(t *testing.T) {
-	allowed, other := listenGreeter(t), listenGreeter(t)
-	proxy := startProxy(t, []AllowHost{{Host: "LocalHost.", Port: allowed}, {Scheme: "https", Host: "api.example.invalid"}})
-	tests := []struct {
-		target string
-		want   int
-	}{
-		{"localhost:" + strconv.Itoa(allowed), 200},
-		{"127.0.0.1:" + strconv.Itoa(allowed), 200}, // launch-time address of an allowed name
-		{"localhost:" + strconv.Itoa(other), 403},   // allowed name, other port
-		{"127.0.0.1:" + strconv.Itoa(other), 403},
-		{"evil.example:443", 403},
-		{"api.example.invalid:80", 403}, // https entry allows 443 only
-		{"[::2]:443", 403},
-		{"bad target", 400},
+// exchange sends one datagram from inside the namespace and waits for an
+// answer.
+func exchange(t *testing.T, e *egress, addr string, msg []byte) ([]byte, error) {
+	c, err := dialIn(t, e, "udp", addr)
+	if err != nil {
+		return nil, err
 	}
-	for _, tt := range tests {
-		if got := connectStatus(t, proxy, tt.target); got != tt.want {
-			t.Errorf("CONNECT %s = %d, want %d", tt.target, got, tt.want)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write(msg); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1500)
+	n, err := c.Read(buf)
+	return buf[:n], err
+}
+
+func TestEgressUDP(t *testing.T) {
+	allowed, other := udpEcho(t), udpEcho(t)
+	e := startEgress(t, []AllowHost{{Host: "localhost", Port: allowed}})
+	addr := "127.0.0.1:" + strconv.Itoa(allowed)
+	for i := range 3 { // later datagrams take the flow's own socket
+		msg := fmt.Sprint("ping", i)
+		if got, err := exchange(t, e, addr, []byte(msg)); string(got) != "echo:"+msg {
+			t.Fatalf("granted %s: got %q, %v", addr, got, err)
 		}
 	}
+	if got, err := exchange(t, e, "127.0.0.1:"+strconv.Itoa(other), []byte("x")); err == nil {
+		t.Fatalf("non-granted UDP answered %q", got)
+	}
+	if d, n := e.Denied(); n != 1 || d[0] != "udp 127.0.0.1:"+strconv.Itoa(other) {
+		t.Fatalf("denied = %v (%d)", d, n)
+	}
 }
 
-func TestProxyPlainHTTP(t *testing.T) {
-	allowed, other := listenGreeter(t), listenGreeter(t)
-	proxy := startProxy(t, []AllowHost{{Host: "localhost", Port: allowed}})
-	pu, _ := url.Parse("http://" + proxy)
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
-	for port, want := range map[int]int{allowed: 200, other: 403} {
-		resp, err := client.Get("http://localhost:" + strconv.Itoa(port) + "/")
+func dnsQuery(t *testing.T, name string, typ dnsmessage.Type) []byte {
+	t.Helper()
+	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: 7, RecursionDesired: true})
+	if err := b.StartQuestions(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Question(dnsmessage.Question{Name: dnsmessage.MustNewName(name), Type: typ, Class: dnsmessage.ClassINET}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The namespace's resolver answers allowed names only, and an address it
+// answers becomes reachable on the entry's port.
+func TestEgressResolver(t *testing.T) {
+	allowed := greeter(t)
+	e := startEgress(t, []AllowHost{{Host: "localhost", Port: allowed}})
+	// The launch-time addresses are dropped, so the port is reachable only
+	// through what the resolver answers.
+	e.rule.launchIPs = map[netip.Addr][]int{}
+	target := "127.0.0.1:" + strconv.Itoa(allowed)
+	if got, _ := greeting(t, e, target); got != "" {
+		t.Fatalf("reached %s before any answer", target)
+	}
+	for _, tt := range []struct {
+		name  string
+		rcode dnsmessage.RCode
+		addrs int
+	}{{"localhost.", dnsmessage.RCodeSuccess, 1}, {"metadata.google.internal.", dnsmessage.RCodeNameError, 0}} {
+		b, err := exchange(t, e, "127.0.0.53:53", dnsQuery(t, tt.name, dnsmessage.TypeA))
 		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var m dnsmessage.Message
+		if err := m.Unpack(b); err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("GET port %d = %d %s, want %d", port, resp.StatusCode, body, want)
+		if m.Header.RCode != tt.rcode || len(m.Answers) != tt.addrs || m.Header.ID != 7 {
+			t.Errorf("%s: rcode %v, %d answers, id %d", tt.name, m.Header.RCode, len(m.Answers), m.Header.ID)
 		}
-		if want == 200 && string(body) != "hello" {
-			t.Errorf("body %q", body)
-		}
+	}
+	if got, err := greeting(t, e, target); got != "hello\n" {
+		t.Fatalf("after the answer, %s: %q %v", target, got, err)
+	}
+	if d, _ := e.Denied(); !strings.Contains(strings.Join(d, " "), "dns metadata.google.internal") {
+		t.Errorf("denied = %v, want the refused name", d)
 	}
 }
 
-func TestProxyRecordsDenials(t *testing.T) {
-	p := newEgressProxy(context.Background(), nil)
-	if p.permits("localhost", 80) || p.permits("127.0.0.1", 80) {
+// heapInUse is the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// Issue #12 item 6: whatever a command sends, what the egress keeps for it
+// is bounded. Tens of thousands of refused connections, datagrams and
+// names leave the record at its cap and the heap where it was.
+func TestEgressRefusalsBounded(t *testing.T) {
+	e := startEgress(t, nil)
+	var udp, tcp []int
+	e.ns.do(func() {
+		for range 64 {
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			udp = append(udp, fd)
+		}
+	})
+	defer func() {
+		for _, fd := range append(udp, tcp...) {
+			syscall.Close(fd)
+		}
+	}()
+	long := strings.Repeat("a", 60)
+	send := func(round int) {
+		for i, fd := range udp {
+			// A datagram to a refused address, and a query for a refused
+			// name of 200-odd bytes: each a distinct target.
+			port := 1 + (round*len(udp)+i)%65000
+			_ = syscall.Sendto(fd, []byte("x"), 0, &syscall.SockaddrInet4{Addr: [4]byte{10, byte(round >> 8), byte(round), byte(i)}, Port: port})
+			name := fmt.Sprintf("%s.%s.%s.r%di%d.example.", long, long, long, round, i)
+			q := dnsQuery(t, name, dnsmessage.TypeA)
+			_ = syscall.Sendto(fd, q, 0, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 53}, Port: 53})
+		}
+	}
+	send(0)
+	waitRefused(t, e, 64)
+	before := heapInUse()
+	const rounds = 300
+	for r := 1; r <= rounds; r++ {
+		send(r)
+		if r%20 == 0 {
+			// Refused TCP connections too, on fresh sockets.
+			e.ns.do(func() {
+				for i := range 20 {
+					c, err := net.DialTimeout("tcp4", fmt.Sprintf("10.9.%d.%d:%d", r%250, i, 1000+r), time.Second)
+					if err == nil {
+						c.Close()
+					}
+				}
+			})
+		}
+		time.Sleep(time.Millisecond)
+	}
+	n := waitRefused(t, e, rounds*64)
+	after := heapInUse()
+	d, _ := e.Denied()
+	t.Logf("%d refusals; record holds %d; heap %d -> %d bytes", n, len(d), before, after)
+	if len(d) != maxDenied {
+		t.Errorf("the record holds %d targets, want its cap %d", len(d), maxDenied)
+	}
+	// 19,200 refused datagrams and 19,200 refused names of ~200 bytes would
+	// hold well over 4 MiB if each were kept.
+	if after > before+1<<20 {
+		t.Errorf("the heap grew from %d to %d bytes over %d refusals", before, after, n)
+	}
+}
+
+// waitRefused waits until at least n refusals were counted (datagrams may
+// be dropped under load; most arrive) and returns the count.
+func waitRefused(t *testing.T, e *egress, n int64) int64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var got, last int64 = 0, -1
+	for time.Now().Before(deadline) {
+		_, got = e.Denied()
+		if got >= n || got == last && got >= n/2 {
+			return got
+		}
+		last = got
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("only %d of %d refusals arrived", got, n)
+	return got
+}
+
+func TestAllowRule(t *testing.T) {
+	r := newAllowRule(context.Background(), []AllowHost{
+		{Host: "LocalHost.", Port: 8080}, {Scheme: "https", Host: "api.example.invalid"}, {Host: "[2001:db8::5]"},
+	})
+	lo := netip.MustParseAddr("127.0.0.1")
+	for _, tt := range []struct {
+		ip   string
+		port int
+		want bool
+	}{
+		{"127.0.0.1", 8080, true}, // localhost's launch-time address
+		{"::ffff:127.0.0.1", 8080, true},
+		{"127.0.0.1", 8081, false},
+		{"2001:db8::5", 1, true}, // an address entry, every port
+		{"192.0.2.7", 443, false},
+	} {
+		if got := r.permitsAddr(netip.MustParseAddr(tt.ip), tt.port); got != tt.want {
+			t.Errorf("permitsAddr(%s, %d) = %v", tt.ip, tt.port, got)
+		}
+	}
+	if !r.allowsName("API.example.invalid.") || r.allowsName("example.invalid") {
+		t.Error("allowsName")
+	}
+	// An answered address is reachable on its entry's port only.
+	ans := netip.MustParseAddr("192.0.2.7")
+	r.remember("api.example.invalid", []netip.Addr{ans})
+	if !r.permitsAddr(ans, 443) || r.permitsAddr(ans, 80) {
+		t.Error("an answered address must be reachable on the entry's port only")
+	}
+	for i := range 3 * maxAnswered {
+		r.remember("api.example.invalid", []netip.Addr{netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})})
+	}
+	if n := len(r.answered["api.example.invalid"]); n != maxAnswered || r.permitsAddr(ans, 443) {
+		t.Errorf("answered keeps %d addresses (the oldest still reachable: %v), want the newest %d", n, r.permitsAddr(ans, 443), maxAnswered)
+	}
+	empty := newAllowRule(context.Background(), nil)
+	if empty.permitsAddr(lo, 80) || empty.allowsName("localhost") {
 		t.Fatal("an empty allow list must deny every IP destination")
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.srv.Serve(ln) }()
-	defer p.srv.Close()
-	connectStatus(t, ln.Addr().String(), "example.org:443")
-	if d := p.Denied(); len(d) != 1 || d[0] != "example.org:443" {
-		t.Fatalf("denied = %v", d)
-	}
 }
 
-func FuzzSplitHostPort(f *testing.F) {
-	for _, s := range []string{"a:1", "[::1]:443", "host", "[::1]", ":80", "a:b:c", "x:0", "x:65536"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		host, port, err := splitHostPort(s, 443)
-		if err == nil && (port <= 0 || port > 65535) {
-			t.Fatalf("%q gave port %d", s, port)
+// FuzzResolverAnswer feeds the namespace's resolver any datagram a
+// command could send: it never panics, and never gives an address for a
+// name the allow list does not hold.
+func FuzzResolverAnswer(f *testing.F) {
+	for _, name := range []string{"localhost.", "evil.example.", "a.b.c."} {
+		for _, typ := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA, dnsmessage.TypeTXT} {
+			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: 1})
+			_ = b.StartQuestions()
+			_ = b.Question(dnsmessage.Question{Name: dnsmessage.MustNewName(name), Type: typ, Class: dnsmessage.ClassINET})
+			q, _ := b.Finish()
+			f.Add(q)
 		}
-		_ = host
+	}
+	e := &egress{rule: &allowRule{allow: []AllowHost{{Host: "localhost"}}, answered: map[string][]netip.Addr{}}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p dnsmessage.Parser
+		h, err := p.Start(b)
+		if err != nil {
+			return
+		}
+		q, err := p.Question()
+		if err != nil {
+			return
+		}
+		out, ok := e.answer(h, q)
+		if out == nil {
+			return
+		}
+		var m dnsmessage.Message
+		if err := m.Unpack(out); err != nil {
+			t.Fatalf("unparsable answer: %v", err)
+		}
+		if !ok && (len(m.Answers) > 0 || m.Header.RCode != dnsmessage.RCodeNameError) {
+			t.Fatalf("refused name %q answered %v", q.Name, m)
+		}
+		if ok && !strings.EqualFold(trimDot(q.Name.String()), "localhost") {
+			t.Fatalf("%q treated as allowed", q.Name)
+		}
 	})
 }

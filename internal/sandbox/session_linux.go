@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +26,7 @@ import (
 const sizeCheckInterval = 10 * time.Second
 
 // Session is one capsule session's sandbox: its cgroup scope, network
-// namespace and egress proxy, and the workdir size watcher.
+// namespace and egress, and the workdir size watcher.
 type Session struct {
 	policy Policy
 	host   Host
@@ -37,10 +36,10 @@ type Session struct {
 	watcher *os.File // write end of the watcher's pipe
 	// spawn runs Start requests on a thread that lives in the scope's v1
 	// directories; nil when there are none.
-	spawn   chan spawnReq
-	netns   *os.File
-	proxy   *egressProxy
-	proxyLn net.Listener
+	spawn chan spawnReq
+	// egress is the network namespace and the forwarder that is its only
+	// way out.
+	egress  *egress
 	rootDir string // empty host directory a sealed root is composed on
 	// tmpMapped says commands see the session's tmp folder at /tmp.
 	tmpMapped bool
@@ -62,7 +61,7 @@ type Session struct {
 
 // NewSession refuses a policy whose floor this host cannot reach (E-CAP-003)
 // before creating anything, then creates the session's cgroup scope,
-// network namespace with its egress proxy, and size watcher.
+// network namespace with its egress, and size watcher.
 func NewSession(ctx context.Context, p Policy) (*Session, error) {
 	return newSession(ctx, Probe(), p)
 }
@@ -99,14 +98,11 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 		}
 	}
 	if h.NetNS {
-		fd, ln, err := newNetns()
+		ns, err := newNetns()
 		if err != nil {
 			return fail(err)
 		}
-		s.netns = os.NewFile(uintptr(fd), "netns")
-		s.proxyLn = ln
-		s.proxy = newEgressProxy(ctx, p.Network.Allow)
-		go func() { _ = s.proxy.srv.Serve(ln) }()
+		s.egress = newEgress(ctx, ns, p.Network.Allow)
 	}
 	if err := s.plan(name); err != nil {
 		return fail(err)
@@ -309,18 +305,19 @@ func (s *Session) Warnings() diag.List { return s.report.Warnings }
 // Notes are lines the runtime should print on stderr at launch (allowlist
 // hosts whose resolver timed out).
 func (s *Session) Notes() []string {
-	if s.proxy == nil {
+	if s.egress == nil {
 		return nil
 	}
-	return s.proxy.notes
+	return s.egress.rule.notes
 }
 
-// Denied lists the destinations the egress proxy refused so far.
+// Denied lists the newest destinations the egress refused (at most 64).
 func (s *Session) Denied() []string {
-	if s.proxy == nil {
+	if s.egress == nil {
 		return nil
 	}
-	return s.proxy.Denied()
+	d, _ := s.egress.Denied()
+	return d
 }
 
 // Ended is closed when the session was ended from inside: the workdir size
@@ -510,12 +507,11 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
-	if s.netns != nil {
+	if s.egress != nil {
 		// An ExtraFiles list replaced after Prepare loses this descriptor,
 		// and the init then fails closed instead of running unconfined.
 		spec.NetnsFD = 3 + len(cmd.ExtraFiles)
-		cmd.ExtraFiles = append(cmd.ExtraFiles, s.netns)
-		spec.Proxy = "http://" + s.proxyLn.Addr().String()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.egress.ns.file)
 	}
 	if s.holder != nil {
 		spec.MntnsFD = 3 + len(cmd.ExtraFiles)
@@ -659,11 +655,8 @@ func (s *Session) Close() error {
 	if s.holder != nil {
 		s.holder.close()
 	}
-	if s.proxy != nil {
-		_ = s.proxy.srv.Close()
-	}
-	if s.netns != nil {
-		s.netns.Close()
+	if s.egress != nil {
+		s.egress.close()
 	}
 	if s.rootDir != "" {
 		_ = os.Remove(s.rootDir)
