@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/murmur/mur/internal/spend"
@@ -92,7 +95,11 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		if o := l.ctxOutcome(ctx, t); o != nil {
 			return Response{}, o
 		}
-		o := l.fail(t, causeInference, resErr.Error())
+		msg, detail := splitLine(resErr.Error())
+		if detail != "" {
+			msg += l.logDetail(t, turnNo, attempts, detail)
+		}
+		o := l.fail(t, causeInference, msg)
 		return Response{}, &o
 	}
 	if f != nil {
@@ -267,6 +274,9 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 			}
 		}
 		f := classify(out, derr, l.now())
+		if f.detail != "" {
+			f.logged = l.logDetail(t, line["turn"], attempt+1, f.detail)
+		}
 		retry, stopped, wait := l.retryDecision(ctx, f, attempt)
 		// Charges: an attempt that is retried after failing on a provider
 		// status or a broken connection costs nothing; anything else,
@@ -302,6 +312,29 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 // there: going on would spend tokens the ceiling no longer counts.
 func unrecorded(err error) error {
 	return fmt.Errorf("the call's charge could not be recorded by the spend ceiling: %w", err)
+}
+
+// inferenceLog is the file in the session's logs directory that keeps a
+// driver failure's whole text.
+const inferenceLog = "inference.log"
+
+// logDetail appends a failure's whole text to logs/inference.log and
+// returns the clause that points the one-line reason there; "" when the
+// loop has no logs directory or the write failed, so the reason never
+// names a log that does not hold the text.
+func (l *Loop) logDetail(t *task, turn any, attempt int, detail string) string {
+	if l.Logs == "" {
+		return ""
+	}
+	f, err := os.OpenFile(filepath.Join(l.Logs, inferenceLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return ""
+	}
+	_, werr := fmt.Fprintf(f, "%s task %s turn %v attempt %d: %s\n", l.now().UTC().Format(time.RFC3339), t.id, turn, attempt, strings.TrimRight(detail, "\r\n"))
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return ""
+	}
+	return "; the whole text is in logs/" + inferenceLog
 }
 
 // failureLine writes a failed call's inference record, charged what all

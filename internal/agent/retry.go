@@ -37,22 +37,30 @@ type failure struct {
 	brokeOrStatus bool
 	retryAfter    time.Duration
 	hasRetryAfter bool
+	// detail is the whole failure text when it runs past one line (a
+	// WebAssembly trap's backtrace); msg keeps the first line, and logged
+	// is the clause that points the reason at the log holding detail.
+	detail string
+	logged string
 }
 
 // reason is the failure text without the attempts suffix.
 func (f failure) reason() string {
 	if f.status > 0 {
-		return "HTTP " + strconv.Itoa(f.status) + ": " + f.msg
+		return "HTTP " + strconv.Itoa(f.status) + ": " + f.msg + f.logged
 	}
-	return f.msg
+	return f.msg + f.logged
 }
 
 // classify applies the spec's transient rules, in order.
 func classify(res Result, dispatchErr error, now time.Time) failure {
 	if dispatchErr != nil {
-		return failure{msg: "driver call failed: " + dispatchErr.Error()}
+		f := failure{msg: "driver call failed: " + dispatchErr.Error()}
+		f.msg, f.detail = splitLine(f.msg)
+		return f
 	}
-	f := failure{msg: res.Summary}
+	f := failure{}
+	f.msg, f.detail = splitLine(res.Summary)
 	if f.msg == "" {
 		f.msg = "driver reported status " + string(res.Status)
 	}
@@ -78,6 +86,20 @@ func classify(res Result, dispatchErr error, now time.Time) failure {
 	// "true" for a 503 still failed on a provider status.
 	f.brokeOrStatus = f.status > 0 || kind == FailureConnectionBroken
 	return f
+}
+
+// splitLine splits a failure text into its first line, which the task's
+// reason, the status line and out/result.txt carry, and the whole text
+// when there is more than that line (else "").
+func splitLine(s string) (string, string) {
+	i := strings.IndexAny(s, "\r\n")
+	if i < 0 {
+		return s, ""
+	}
+	if strings.TrimSpace(s[i:]) == "" {
+		return s[:i], ""
+	}
+	return strings.TrimRight(s[:i], " \t:"), s
 }
 
 // retryAfter reads retry-after-ms, then retry-after (seconds or HTTP date).
