@@ -1,0 +1,16 @@
+# Crash safety: the kill suite (tests/kill). The built mur is killed with
+# SIGKILL at random moments of mur publish (60), mur install (100) and
+# mur run (40, with the real driver and tool components, a sandboxed shell
+# command and the machine spend meter); after every kill it checks
+# murmur.lock, the store indexes and blobs, the spend meter and the session
+# records, runs the next command, and requires that no process, cgroup,
+# mount or sealed root of the killed session survives. Needs root.
+# MUR_KILL_SEED=N replays one run's kill moments.
+#
+# Budget: 3.5-4 min on the shared 2-core machine at load 14 (the first run
+# after a component rebuild compiles them once more, about 20 s).
+.PHONY: test-kill
+test-kill: build drivers guests
+	MUR_KILL_BIN=$(CURDIR)/$(BIN) MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 15m -v -run TestKill ./tests/kill/
+
+CI_TARGETS += test-kill
