@@ -2,6 +2,7 @@ package shell
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -113,5 +114,28 @@ func TestBuildEnvRows(t *testing.T) {
 				t.Errorf("env\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// Issue #12 item 4: a command in the real sandbox starts with exactly the
+// spec's rows, in their order; the sandbox adds nothing (no HTTP_PROXY
+// family: network.allow holds for raw TCP and UDP, with no proxy to name).
+func TestContainedEnvIsTheRows(t *testing.T) {
+	f, _ := contained(t, nil)
+	// /proc/$$/environ is what execve gave bash, before bash adds PWD,
+	// SHLVL and _ to what it exports.
+	r := f.call(t, "bash", `tr '\0' '\n' < /proc/$$/environ`)
+	if r.ExitCode != 0 {
+		t.Fatalf("environ: %q", r.Text())
+	}
+	got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+	want := f.s.buildEnv(envRequest{identity: true})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the command's environment\n got %q\nwant %q (the spec's rows)", got, want)
+	}
+	for _, kv := range got {
+		if strings.Contains(strings.ToLower(kv), "proxy") {
+			t.Errorf("the command sees %s", kv)
+		}
 	}
 }
