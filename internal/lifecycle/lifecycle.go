@@ -185,7 +185,10 @@ type entry struct {
 func New(p Policy, launchTask bool) *Queue {
 	q := &Queue{policy: p, waiting: map[string]*entry{}, ended: make(chan struct{})}
 	if !launchTask && !p.Sleeps() && p.IdleTimeout > 0 {
+		// Under the lock: a short timeout can fire before the assignment.
+		q.mu.Lock()
 		q.idle = time.AfterFunc(p.IdleTimeout, q.idleFired)
+		q.mu.Unlock()
 	}
 	return q
 }
