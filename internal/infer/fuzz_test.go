@@ -12,7 +12,9 @@ import (
 )
 
 // checkDecoded holds whatever a decoder accepted to the contract: a known
-// stop reason and tool calls with JSON object inputs.
+// stop reason and tool calls with JSON object inputs; a call of an answer
+// cut at the cap, which may have been cut anywhere, also has its id and
+// name.
 func checkDecoded(t *testing.T, r Response, err error) {
 	t.Helper()
 	if err != nil {
@@ -27,6 +29,9 @@ func checkDecoded(t *testing.T, r Response, err error) {
 		if !json.Valid(c.Input) {
 			t.Fatalf("tool call input %q is not JSON", c.Input)
 		}
+		if r.StopReason == StopMaxTokens && (c.ID == "" || c.Name == "") {
+			t.Fatalf("capped answer kept a call without id or name: %+v", c)
+		}
 	}
 }
 
@@ -36,6 +41,11 @@ func FuzzAnthropicStream(f *testing.F) {
 		"data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n" +
 		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n" +
 		"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":2}}\n\n" +
+		"data: {\"type\":\"message_stop\"}\n\n")
+	// A cut at the cap inside a tool_use block's input.
+	f.Add("data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\"}}\n\n" +
+		"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\\\"lo\"}}\n\n" +
+		"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"}}\n\n" +
 		"data: {\"type\":\"message_stop\"}\n\n")
 	f.Add("data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n\n")
 	f.Add("data: {\"type\":\"message_stop\"}\n\n")
@@ -54,6 +64,10 @@ func FuzzOpenAIStream(f *testing.F) {
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":9}}}\n\n" +
 		"data: [DONE]\n\n")
 	f.Add("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3}]},\"finish_reason\":\"length\"}]}\n\n")
+	// A cut at the cap inside a call's arguments, streamed and whole.
+	f.Add("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":\\\"lo\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	f.Add(`{"choices":[{"message":{"content":"x","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{\"a\":"}}]},"finish_reason":"length"}]}`)
 	f.Add("data: {\"error\":{\"message\":\"x\"}}\n\n")
 	f.Add(`{"choices":[{"message":{"content":"x","refusal":"no"},"finish_reason":"stop"}]}`)
 	f.Fuzz(func(t *testing.T, s string) {
