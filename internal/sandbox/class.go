@@ -134,7 +134,7 @@ func Explain(h Host, p Policy) Report {
 	}
 	scoped = add("seccomp", h.Seccomp, sc) && scoped
 
-	nd := fmt.Sprintf("own network namespace; egress only through the proxy, %d allow entr%s", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
+	nd := fmt.Sprintf("own network namespace; TCP and UDP leave only to allow-listed destinations, %d allow entr%s", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
 	if !h.NetNS {
 		nd = h.why("network namespace", "network namespaces unavailable")
 	}
