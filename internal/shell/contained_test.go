@@ -3,10 +3,10 @@ package shell
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/murmur/mur/internal/sandbox"
 )
@@ -50,10 +50,19 @@ func TestContainedCalls(t *testing.T) {
 	if r.Text() != "Exit code: 0\nStdout:\nout\n\nStderr:\nerr\n" {
 		t.Errorf("contained result %q", r.Text())
 	}
-	// The sandbox denies what the grant does not give.
-	r = f.call(t, "bash", `cat /etc/shadow`)
-	if r.ExitCode == 0 {
-		t.Errorf("read /etc/shadow: %q", r.Text())
+	// The sandbox denies what the grant does not give: a host file this
+	// user may read (so only the sandbox can refuse it, root or not),
+	// outside the workdir, home and tmp.
+	secret := filepath.Join(t.TempDir(), "host-secret")
+	if err := os.WriteFile(secret, []byte("host secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("cat", secret).Output(); err != nil || string(b) != "host secret\n" {
+		t.Fatalf("the same read outside the sandbox: %q %v", b, err)
+	}
+	r = f.call(t, "bash", `cat `+secret)
+	if r.ExitCode == 0 || strings.Contains(r.Stdout, "host secret") {
+		t.Errorf("read %s: %q", secret, r.Text())
 	}
 	// Still its own group leader with /dev/null stdin, in the workdir.
 	r = f.call(t, "bash", `set -- $(cut -d' ' -f5 /proc/$$/stat); echo "pgid=$1 pid=$$"; readlink /proc/$$/fd/0; pwd`)
@@ -61,10 +70,9 @@ func TestContainedCalls(t *testing.T) {
 		t.Errorf("contained process shape: %q", r.Text())
 	}
 	// The output-holder rule holds through the sandbox's init.
-	start := time.Now()
 	r = f.call(t, "bash", `sleep 20 & echo main`)
-	if r.Note != NoteGroupKilled || time.Since(start) > 4*time.Second {
-		t.Errorf("holder: %q after %v", r.Text(), time.Since(start))
+	if r.Note != NoteGroupKilled {
+		t.Errorf("holder: %q", r.Text())
 	}
 	// A demoted command is killed at the session's end.
 	r = f.call(t, "bash", `echo going; sleep 30`)

@@ -322,11 +322,12 @@ func TestOutputHolders(t *testing.T) {
 	pidfile := filepath.Join(f.pol.Tmp, "server.pid")
 
 	// A redirected background server holds neither pipe: the call returns
-	// at once and the server keeps running for later calls.
-	start := time.Now()
+	// without the holder wait (no note; that wait would have killed the
+	// server) and the server keeps running for later calls. How fast is
+	// BenchmarkCallRedirectedServer's.
 	r := f.call(t, "bash", `sleep 60 >/dev/null 2>&1 & echo $! > `+pidfile+`; echo started`)
-	if d := time.Since(start); d > 900*time.Millisecond || r.Note != "" || r.Stdout != "started\n" {
-		t.Fatalf("redirected server: %v %q", d, r.Text())
+	if r.Note != "" || r.Stdout != "started\n" {
+		t.Fatalf("redirected server: %q", r.Text())
 	}
 	server := readPid(t, pidfile)
 	if syscall.Kill(server, 0) != nil {
@@ -335,11 +336,11 @@ func TestOutputHolders(t *testing.T) {
 
 	// An unredirected child holds the output: a 1 s wait, then the group
 	// is killed, and what the dying processes wrote is returned.
-	start = time.Now()
+	start := time.Now()
 	r = f.call(t, "bash", `(echo early; sleep 30; echo never) & (sleep 0.1; echo quick) & echo main`)
 	d := time.Since(start)
-	if d < 900*time.Millisecond || d > 4*time.Second {
-		t.Errorf("holder wait took %v", d)
+	if d < 900*time.Millisecond {
+		t.Errorf("holder wait took %v, want the 1 s window", d)
 	}
 	if r.Note != NoteGroupKilled || !strings.Contains(r.Text(), NoteGroupKilled) {
 		t.Errorf("note = %q", r.Note)
@@ -382,8 +383,8 @@ func TestHolderOutsideGroup(t *testing.T) {
 	d := time.Since(start)
 	escapee := readPid(t, pidfile)
 	t.Cleanup(func() { syscall.Kill(escapee, syscall.SIGKILL) })
-	if d < 2900*time.Millisecond || d > 7*time.Second {
-		t.Errorf("gave up after %v, want about 3 s", d)
+	if d < 2900*time.Millisecond {
+		t.Errorf("gave up after %v, want the 3 s window", d)
 	}
 	if r.Note != NoteLeftGroup {
 		t.Errorf("note = %q", r.Note)
