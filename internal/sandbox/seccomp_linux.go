@@ -29,11 +29,21 @@ var deniedSyscalls = []uintptr{
 const cloneNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
 
+// deniedIoctls fail EPERM on any descriptor, including a terminal the
+// command inherited: pushing bytes into a terminal's input queue (TIOCSTI,
+// TIOCLINUX's paste and selection), taking it as controlling terminal
+// (TIOCSCTTY), redirecting the console to it (TIOCCONS) and swapping its line
+// discipline (TIOCSETD) each act on the operator's terminal outside the
+// session. The kernel reads ioctl's request as a 32-bit int, as the filter
+// does.
+var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSCTTY, unix.TIOCCONS, unix.TIOCSETD}
+
 // Offsets into struct seccomp_data.
 const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16 // low 32 bits on a little-endian machine
+	offArg1 = 24
 )
 
 // bpfProg assembles a forward-only BPF program with symbolic jump targets.
@@ -86,7 +96,7 @@ const (
 // seccompFilter builds the filter: a foreign syscall ABI kills the process,
 // deniedSyscalls fail EPERM, socket families other than IPv4/IPv6 (and
 // AF_UNIX when unixSockets) fail EACCES, clone with namespace flags fails
-// EPERM.
+// EPERM, and deniedIoctls fail EPERM.
 func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
 		return nil, fmt.Errorf("seccomp: no filter for this architecture")
@@ -107,6 +117,7 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	b.jump(bpfJeqK, unix.SYS_SOCKETPAIR, "socket", "")
 	b.jump(bpfJeqK, unix.SYS_CLONE, "clone", "")
 	b.jump(bpfJeqK, unix.SYS_CLONE3, "enosys", "")
+	b.jump(bpfJeqK, unix.SYS_IOCTL, "ioctl", "")
 	b.label("allow")
 	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
 
@@ -118,6 +129,13 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 		b.jump(bpfJeqK, unix.AF_UNIX, "allow2", "")
 	}
 	b.stmt(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EACCES))
+
+	b.label("ioctl")
+	b.stmt(bpfLdAbsW, offArg1)
+	for _, req := range deniedIoctls {
+		b.jump(bpfJeqK, req, "eperm", "")
+	}
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
 
 	b.label("clone")
 	b.stmt(bpfLdAbsW, offArg0)

@@ -159,7 +159,10 @@ var systemRead = []string{
 // reach any IP destination.
 var tlsTrust = []string{"/etc/ssl", "/etc/ca-certificates", "/etc/pki"}
 
-var devNodes = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+// devNodes are the device nodes a command may open. No terminal is among
+// them: a command has no controlling terminal (see Prepare), so /dev/tty
+// would name nothing, and any other terminal is the operator's.
+var devNodes = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // plan computes, once per session, the Landlock rules and mounts every
 // command gets.
@@ -357,7 +360,7 @@ func (s *Session) watch(every time.Duration) {
 			return
 		case <-t.C:
 		}
-		if n := treeBytes(p.Workdir, p.Tmp, p.Home); n > p.WorkdirMaxBytes {
+		if n := s.usedBytes(); n > p.WorkdirMaxBytes {
 			d := diag.New(diag.RunWorkdirSize, diag.Pos{}, "capabilities.resources.workdir_max_bytes",
 				fmt.Sprintf("the work, temporary and home folders hold %d bytes, over the %d-byte ceiling; the session is ended — remove files as you go or raise workdir_max_bytes", n, p.WorkdirMaxBytes))
 			s.end(&refusal{d: d, kind: ErrWorkdirSize})
@@ -446,7 +449,8 @@ func (s *Session) Command(ctx context.Context, name string, args ...string) *exe
 	return cmd
 }
 
-// Prepare makes an unstarted command run contained: its own process group,
+// Prepare makes an unstarted command run contained: its own session and
+// process group (no controlling terminal),
 // the session's cgroup, network namespace, mounts, rlimits, Landlock and
 // seccomp, applied by a re-executed init (see Main) just before the target
 // is exec'd. A nil cmd.Env becomes an empty environment, never mur's own.
@@ -496,7 +500,14 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	// Its own session, which is also its own process group (pgid = pid, as
+	// Setpgid gave): a new session has no controlling terminal, so nothing
+	// the command starts can open /dev/tty or inject input into the
+	// terminal mur runs in. setpgid on a session leader fails, so Setpgid
+	// goes.
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = false, 0
+	cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Foreground = false, false
 	if s.cg != nil {
 		if s.cg.v2fd >= 0 {
 			cmd.SysProcAttr.UseCgroupFD = true
