@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 //	echo X   completes with X
 //	ask P    asks for input with prompt P, completes with "reply: " + the reply
 //	hold     runs until released or cancelled
+//	sleep N  completes after N milliseconds
 //	fail X   fails with X
 type double struct {
 	mu      sync.Mutex
@@ -54,6 +56,14 @@ func (b *double) RunTask(ctx context.Context, t Task, u Updates) Outcome {
 			return Outcome{State: Failed, Text: err.Error()}
 		}
 		return Outcome{State: Completed, Text: "reply: " + reply}
+	case "sleep":
+		ms, _ := strconv.Atoi(arg)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return Outcome{State: Completed, Text: "slept"}
+		case <-ctx.Done():
+			return Outcome{State: Canceled}
+		}
 	case "hold":
 		select {
 		case <-b.release:
@@ -291,6 +301,9 @@ func TestListTasksPages(t *testing.T) {
 	}
 	if _, err := c.ListTasks(context.Background(), &a2a.ListTasksRequest{PageSize: 101}); !errors.Is(err, a2a.ErrInvalidParams) {
 		t.Fatalf("pageSize 101: %v, want invalid params", err)
+	}
+	if _, err := c.ListTasks(context.Background(), &a2a.ListTasksRequest{Status: "UNRECOGNIZED"}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("unknown status filter: %v, want invalid params", err)
 	}
 	if _, err := c.ListTasks(context.Background(), &a2a.ListTasksRequest{PageToken: "forged"}); !errors.Is(err, a2a.ErrInvalidParams) {
 		t.Fatalf("forged token: %v, want invalid params", err)

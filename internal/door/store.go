@@ -161,6 +161,12 @@ func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 	if size < 1 || size > maxPageSize {
 		return nil, fmt.Errorf("pageSize %d: must be from 1 to %d: %w", req.PageSize, maxPageSize, a2a.ErrInvalidParams)
 	}
+	switch req.Status {
+	case a2a.TaskStateUnspecified, a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired,
+		a2a.TaskStateAuthRequired, a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected:
+	default:
+		return nil, fmt.Errorf("status %q is not a task state: %w", req.Status, a2a.ErrInvalidParams)
+	}
 	after := int64(-1)
 	if req.PageToken != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(req.PageToken)
