@@ -324,7 +324,15 @@ func Serve(ctx context.Context, p Provider, conv *Conversations, env Env, in too
 	}
 	r := tool.Passed(string(data))
 	if cfg.Continuation {
-		id := conv.Put(req.ContextID, append(full, assistantMessage(out)))
+		// The history this instance holds is the runtime's: a turn cut at
+		// the cap keeps its text only, its calls dropped unrun, so none
+		// stands unanswered in the next request (spec 004, When a turn
+		// hits the cap).
+		held := out
+		if held.StopReason == StopMaxTokens {
+			held.ToolCalls = nil
+		}
+		id := conv.Put(req.ContextID, append(full, assistantMessage(held)))
 		r = r.With(MetaContinuationID, id)
 	}
 	for _, kv := range meta {

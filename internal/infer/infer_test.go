@@ -364,6 +364,48 @@ func TestContinuationResendsHistory(t *testing.T) {
 	}
 }
 
+// A held conversation keeps a capped turn as the runtime does, its text
+// without its tool calls: the call the cap cut is never answered, so the
+// next request must not carry it.
+func TestContinuationDropsCappedCalls(t *testing.T) {
+	for _, p := range []Provider{Anthropic{}, OpenAI{}} {
+		t.Run(p.Name(), func(t *testing.T) {
+			var sent []string
+			replies := []string{
+				`{"choices":[{"message":{"content":"Writing","tool_calls":[{"id":"c1","type":"function","function":{"name":"write","arguments":"{\"path\":\"a"}}]},"finish_reason":"length"}]}`,
+				`{"choices":[{"message":{"content":"done"},"finish_reason":"stop"}]}`,
+			}
+			if p.Name() == "driver-anthropic" {
+				replies = []string{
+					`{"type":"message","content":[{"type":"text","text":"Writing"},{"type":"tool_use","id":"c1","name":"write","input":{}}],"stop_reason":"max_tokens"}`,
+					`{"type":"message","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn"}`,
+				}
+			}
+			send := nethttp.FromClient(&http.Client{Transport: rt(func(r *http.Request) (*http.Response, error) {
+				b, _ := io.ReadAll(r.Body)
+				sent = append(sent, string(b))
+				return answer(200, "application/json", replies[len(sent)-1])(r)
+			})})
+			conv := &Conversations{}
+			env := Env{Endpoint: "http://127.0.0.1:9/v1", Send: send}
+			cfg := map[string]any{"continuation": true, "stream": false}
+			first := Serve(context.Background(), p, conv, env, input(req(map[string]any{"config": cfg})))
+			id := meta(first, "continuation_id")
+			if first.Status != tool.StatusPassed || id == "" {
+				t.Fatalf("%s %q %v", first.Status, summary(first), first.Metadata)
+			}
+			next := req(map[string]any{"config": cfg, "continuation_id": id,
+				"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "[murmur] cut off; go on"}}}}})
+			if second := Serve(context.Background(), p, conv, env, input(next)); second.Status != tool.StatusPassed {
+				t.Fatalf("%q", summary(second))
+			}
+			if !strings.Contains(sent[1], "Writing") || strings.Contains(sent[1], "c1") {
+				t.Fatalf("the capped turn's call was held: %s", sent[1])
+			}
+		})
+	}
+}
+
 // TestNewRequestFields checks the request as wasihttp.Send gets it in the
 // component, where no net/http canonicalises or sizes it: the fields in
 // order and a body whose length becomes content-length.
