@@ -191,15 +191,16 @@ func (d *Door) serveRPC(w http.ResponseWriter, r *http.Request) {
 	d.rpc.ServeHTTP(deadlineWriter(w, d.cfg.WriteTimeout), r2)
 }
 
+// knownMethod reports whether m is a method a scope names.
 func knownMethod(m string) bool {
 	switch m {
 	case MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodListTasks,
 		MethodCancelTask, MethodSubscribeToTask, MethodWatchSession, MethodStopSession:
 		return true
 	}
-	// The push-notification methods are A2A methods no scope names: a
-	// credential never reaches them.
-	return strings.HasSuffix(m, "TaskPushNotificationConfig") || strings.HasSuffix(m, "TaskPushNotificationConfigs")
+	// Push notifications have no scope: the SDK answers every caller that
+	// the door does not offer them (-32003).
+	return false
 }
 
 // requestedVersion is the A2A-Version a request asks for; A2A 1.0 reads an

@@ -169,6 +169,11 @@ func TestAuthentication(t *testing.T) {
 	if got, err := op.CancelTask(context.Background(), &a2a.CancelTaskRequest{ID: held.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("operator cancel: %v %v", got, err)
 	}
+	// Push notifications are not offered, to the operator either.
+	status, env, _ = post(t, f.door, `{"jsonrpc":"2.0","id":4,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"x","url":"http://127.0.0.1:9/"}}`, bearer(auth.Operator))
+	if code(env) != -32003 {
+		t.Fatalf("push config: %d %+v, want -32003", status, env.Error)
+	}
 	// GetExtendedAgentCard takes no scope.
 	status, env, _ = post(t, f.door, `{"jsonrpc":"2.0","id":3,"method":"GetExtendedAgentCard","params":{}}`, bearer(auth.Credentials["watcher"].Token))
 	if status != 200 || env.Error != nil {
