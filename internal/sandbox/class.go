@@ -91,8 +91,8 @@ func Achieved(h Host, p Policy) Class {
 
 // Explain reports, mechanism by mechanism, what host h enforces for policy p
 // and the class that results: scoped needs the kernel to enforce the
-// filesystem, syscall, network and aggregate-resource bounds; sealed also
-// needs a composed root. workdir_exec caps every host at advisory.
+// filesystem, noexec, syscall, network and aggregate-resource bounds; sealed
+// also needs a composed root. workdir_exec caps every host at advisory.
 func Explain(h Host, p Policy) Report {
 	r := Report{Floor: p.Floor}
 	add := func(name string, ok bool, detail string) bool {
@@ -106,14 +106,21 @@ func Explain(h Host, p Policy) Report {
 	}
 	scoped := add("filesystem", ll, llDetail)
 
+	// Landlock sees execve of a path but not a mapping: the dynamic loader
+	// (ld.so ./file) and mmap(PROT_EXEC) of a written file are stopped only
+	// by the noexec binds of the mount namespace, so both are needed.
 	switch {
 	case p.WorkdirExec:
 		add("workdir noexec", false, "capabilities.filesystem.workdir_exec is true: files written in the workdir can run (caps the class at advisory)")
 		scoped = false
-	case ll:
-		add("workdir noexec", true, "nothing written in the workdir, home or tmp can be executed")
-	default:
+	case ll && h.MountNS:
+		add("workdir noexec", true, "nothing written in the workdir, home or tmp can be executed: execve (Landlock), the loader and mmap (noexec binds), memory files and execveat (seccomp)")
+	case !ll:
 		add("workdir noexec", false, "needs Landlock")
+		scoped = false
+	default:
+		add("workdir noexec", false, h.why("mount namespace", "no private mount namespace")+": without noexec binds the dynamic loader can run a written file")
+		scoped = false
 	}
 
 	ro := h.MountNS && ll

@@ -24,7 +24,7 @@ func TestExplainClasses(t *testing.T) {
 		{"full host seals a sealed floor", nil, Policy{Floor: Sealed}, Sealed, false},
 		{"full host runs a lower floor scoped", nil, Policy{Floor: Scoped}, Scoped, false},
 		{"full host runs no floor scoped", nil, Policy{}, Scoped, false},
-		{"no mount namespace stays scoped", func(h *Host) { h.MountNS = false }, Policy{Floor: Sealed}, Scoped, false},
+		{"no mount namespace is advisory: the loader could run a written file", func(h *Host) { h.MountNS = false }, Policy{Floor: Sealed}, Advisory, false},
 		{"read_only without mount namespace is advisory", func(h *Host) { h.MountNS = false }, Policy{ReadOnly: []string{"tests"}}, Advisory, false},
 		{"old landlock is advisory", func(h *Host) { h.LandlockABI = 2 }, Policy{}, Advisory, true},
 		{"no seccomp is advisory", func(h *Host) { h.Seccomp = false }, Policy{}, Advisory, true},
@@ -54,9 +54,9 @@ func TestExplainClasses(t *testing.T) {
 }
 
 func TestCheckFloor(t *testing.T) {
-	scopedOnly := fullHost()
-	scopedOnly.MountNS = false
-	scopedOnly.Why = map[string]string{"mount namespace": "no CAP_SYS_ADMIN"}
+	noMountNS := fullHost()
+	noMountNS.MountNS = false
+	noMountNS.Why = map[string]string{"mount namespace": "no CAP_SYS_ADMIN"}
 	tests := []struct {
 		name   string
 		host   Host
@@ -65,8 +65,9 @@ func TestCheckFloor(t *testing.T) {
 	}{
 		{"no floor", Host{}, 0, false},
 		{"advisory floor anywhere", Host{}, Advisory, false},
-		{"scoped on scoped host", scopedOnly, Scoped, false},
-		{"sealed on scoped host", scopedOnly, Sealed, true},
+		{"advisory on a host without mount namespace", noMountNS, Advisory, false},
+		{"scoped on a host without mount namespace", noMountNS, Scoped, true},
+		{"sealed on a host without mount namespace", noMountNS, Sealed, true},
 		{"scoped on bare host", Host{}, Scoped, true},
 		{"sealed on full host", fullHost(), Sealed, false},
 	}
@@ -88,7 +89,7 @@ func TestCheckFloor(t *testing.T) {
 			}
 		})
 	}
-	err := CheckFloor(scopedOnly, Policy{Floor: Sealed})
+	err := CheckFloor(noMountNS, Policy{Floor: Sealed})
 	if !strings.Contains(err.Error(), "no CAP_SYS_ADMIN") {
 		t.Fatalf("refusal does not carry the probe's reason: %v", err)
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // deniedSyscalls fail EPERM for every sandboxed process: tracing and reading
-// other processes, changing mounts or namespaces, loading kernel code, and
-// io_uring (whose opcodes can create sockets the socket filter never sees).
+// other processes, changing mounts or namespaces, loading kernel code,
+// io_uring (whose opcodes can create sockets the socket filter never sees),
+// and making executable memory files.
 var deniedSyscalls = []uintptr{
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
 	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
@@ -21,6 +22,10 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
 	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD, unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
 	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT,
+	// An anonymous memory file is code the capsule wrote with no path on a
+	// noexec mount: execveat, /proc/self/fd and the dynamic loader all run
+	// it, and vm.memfd_noexec stops only the first two.
+	unix.SYS_MEMFD_CREATE,
 }
 
 // cloneNamespaceFlags are the clone(2) flags that would start a new
@@ -96,7 +101,7 @@ const (
 // seccompFilter builds the filter: a foreign syscall ABI kills the process,
 // deniedSyscalls fail EPERM, socket families other than IPv4/IPv6 (and
 // AF_UNIX when unixSockets) fail EACCES, clone with namespace flags fails
-// EPERM, and deniedIoctls fail EPERM.
+// EPERM, execveat fails ENOSYS, and deniedIoctls fail EPERM.
 func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
 		return nil, fmt.Errorf("seccomp: no filter for this architecture")
@@ -117,6 +122,10 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	b.jump(bpfJeqK, unix.SYS_SOCKETPAIR, "socket", "")
 	b.jump(bpfJeqK, unix.SYS_CLONE, "clone", "")
 	b.jump(bpfJeqK, unix.SYS_CLONE3, "enosys", "")
+	// execveat runs a descriptor, whose name no path check sees; ENOSYS makes
+	// libc's fexecve fall back to execve("/proc/self/fd/N"), which Landlock
+	// and the noexec mounts check like any path.
+	b.jump(bpfJeqK, unix.SYS_EXECVEAT, "enosys", "")
 	b.jump(bpfJeqK, unix.SYS_IOCTL, "ioctl", "")
 	b.label("allow")
 	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
