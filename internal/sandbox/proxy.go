@@ -50,10 +50,15 @@ type egress struct {
 	ns     *netns
 	dialer net.Dialer
 
-	conns   chan struct{} // forwarded TCP connections, maxTCPConns
+	slots   chan struct{} // forwarded TCP connections, maxTCPConns
 	lookups chan struct{} // resolver lookups, maxLookups
 
+	// ctx ends with the session: in-flight dials and lookups stop.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu      sync.Mutex
+	conns   map[*net.TCPConn]bool // both ends of every forwarded connection
 	flows   map[flowKey]*udpFlow
 	denied  []string // ring of the newest maxDenied
 	next    int      // where the next refusal goes in denied
@@ -74,10 +79,12 @@ func newEgress(ctx context.Context, ns *netns, allow []AllowHost) *egress {
 		rule:    newAllowRule(ctx, allow),
 		ns:      ns,
 		dialer:  net.Dialer{Timeout: dialTimeout},
-		conns:   make(chan struct{}, maxTCPConns),
+		slots:   make(chan struct{}, maxTCPConns),
+		conns:   map[*net.TCPConn]bool{},
 		lookups: make(chan struct{}, maxLookups),
 		flows:   map[flowKey]*udpFlow{},
 	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
 	for _, ln := range ns.tcp {
 		e.wg.Add(1)
 		go e.serveTCP(ln)
@@ -89,19 +96,43 @@ func newEgress(ctx context.Context, ns *netns, allow []AllowHost) *egress {
 	return e
 }
 
-// close stops the listeners (with the namespace) and every forward.
+// close stops the listeners (with the namespace) and every forward, even
+// one whose upstream keeps its side open.
 func (e *egress) close() {
+	e.cancel()
 	e.mu.Lock()
 	e.closed = true
-	flows := e.flows
-	e.flows = map[flowKey]*udpFlow{}
+	flows, conns := e.flows, e.conns
+	e.flows, e.conns = map[flowKey]*udpFlow{}, map[*net.TCPConn]bool{}
 	e.mu.Unlock()
 	e.ns.close()
 	for _, f := range flows {
 		f.down.Close()
 		f.up.Close()
 	}
+	for c := range conns {
+		c.Close()
+	}
 	e.wg.Wait()
+}
+
+// track records a forwarded connection's end so close can end it; it says
+// false once the egress is closed.
+func (e *egress) track(c *net.TCPConn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.conns[c] = true
+	return true
+}
+
+func (e *egress) untrack(c *net.TCPConn) {
+	e.mu.Lock()
+	delete(e.conns, c)
+	e.mu.Unlock()
+	c.Close()
 }
 
 func (e *egress) deny(target string) {
@@ -165,7 +196,7 @@ func (e *egress) serveTCP(ln net.Listener) {
 			continue
 		}
 		select {
-		case e.conns <- struct{}{}:
+		case e.slots <- struct{}{}:
 		default:
 			e.deny(target + " (over " + strconv.Itoa(maxTCPConns) + " connections)")
 			reset(tc)
@@ -184,15 +215,25 @@ func reset(c *net.TCPConn) {
 
 func (e *egress) forwardTCP(down *net.TCPConn, dst netip.AddrPort) {
 	defer e.wg.Done()
-	defer func() { <-e.conns }()
-	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-	c, err := e.dialer.DialContext(ctx, "tcp", dst.String())
-	cancel()
-	if err != nil {
+	defer func() { <-e.slots }()
+	if !e.track(down) {
 		reset(down)
 		return
 	}
+	defer e.untrack(down)
+	ctx, cancel := context.WithTimeout(e.ctx, dialTimeout)
+	c, err := e.dialer.DialContext(ctx, "tcp", dst.String())
+	cancel()
+	if err != nil {
+		_ = down.SetLinger(0)
+		return
+	}
 	up := c.(*net.TCPConn)
+	if !e.track(up) {
+		up.Close()
+		return
+	}
+	defer e.untrack(up)
 	done := make(chan struct{})
 	go func() {
 		// TCPConn to TCPConn copies splice in the kernel: no buffer here.
@@ -203,8 +244,6 @@ func (e *egress) forwardTCP(down *net.TCPConn, dst netip.AddrPort) {
 	_, _ = io.Copy(down, up)
 	_ = down.CloseWrite()
 	<-done
-	up.Close()
-	down.Close()
 }
 
 // udpBuf holds one datagram; larger ones are cut, as a receiver with a
@@ -392,7 +431,7 @@ func (e *egress) answer(h dnsmessage.Header, q dnsmessage.Question) (reply []byt
 		if q.Type == dnsmessage.TypeAAAA {
 			network = "ip6"
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+		ctx, cancel := context.WithTimeout(e.ctx, resolveTimeout)
 		addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, name)
 		cancel()
 		var dnsErr *net.DNSError

@@ -140,6 +140,48 @@ func TestEgressKeepsNamespaceLoopback(t *testing.T) {
 	}
 }
 
+// Closing the egress ends a forwarded connection whose ends both stay
+// open (an upstream that never closes, a command that never exits).
+func TestEgressCloseEndsForwards(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			held <- c // kept open, never written
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	privileged(t)
+	ns, err := newNetns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEgress(context.Background(), ns, []AllowHost{{Host: "127.0.0.1", Port: port}})
+	c, err := dialIn(t, e, "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case up := <-held:
+		defer up.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the forward never reached the upstream")
+	}
+	done := make(chan struct{})
+	go func() { e.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("close waits for a forward whose ends stay open")
+	}
+}
+
 // exchange sends one datagram from inside the namespace and waits for an
 // answer.
 func exchange(t *testing.T, e *egress, addr string, msg []byte) ([]byte, error) {
@@ -374,7 +416,7 @@ func FuzzResolverAnswer(f *testing.F) {
 			f.Add(q)
 		}
 	}
-	e := &egress{rule: &allowRule{allow: []AllowHost{{Host: "localhost"}}, answered: map[string][]netip.Addr{}}}
+	e := &egress{rule: &allowRule{allow: []AllowHost{{Host: "localhost"}}, answered: map[string][]netip.Addr{}}, ctx: context.Background()}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p dnsmessage.Parser
 		h, err := p.Start(b)
