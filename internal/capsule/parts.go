@@ -44,6 +44,9 @@ type launcher struct {
 	endSession context.CancelCauseFunc
 	// started is closed once the shell layer is up (or failed to come up).
 	started chan struct{}
+	// stderr is mur run's stderr, where end reports what it could not
+	// close.
+	stderr io.Writer
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -165,6 +168,7 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	l.dirs.mu.Lock()
 	l.dirs.workdir = d.Workdir
 	l.dirs.mu.Unlock()
+	l.stderr = stderr
 	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil {
 		return
 	}
@@ -255,11 +259,17 @@ func (l *launcher) end() {
 	if l.started != nil {
 		<-l.started
 	}
+	// A failure here is the operator's to know (a session-end report not
+	// written, a scope not removed); the session's outcome stands.
 	if l.shell != nil {
-		_, _ = l.shell.Close(context.Background())
+		if _, err := l.shell.Close(context.Background()); err != nil && l.stderr != nil {
+			fmt.Fprintf(l.stderr, "mur: session end: %v\n", err)
+		}
 	}
 	if l.sbox != nil {
-		_ = l.sbox.Close()
+		if err := l.sbox.Close(); err != nil && l.stderr != nil {
+			fmt.Fprintf(l.stderr, "mur: session end: sandbox: %v\n", err)
+		}
 	}
 }
 
