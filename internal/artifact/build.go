@@ -19,6 +19,9 @@ type Built struct {
 	Manifest *manifest.Artifact
 	// Payload is every packed file but murmur.yaml, for WIT scanning.
 	Payload [][]byte
+	// Files is the payload with its paths, in requires_files order (set
+	// by Build, for the payload checks; nil for an inspected package).
+	Files []Entry
 }
 
 // Build packs the artifact in dir as the spec says: murmur.yaml plus
@@ -44,18 +47,20 @@ func Build(dir string) (*Built, diag.List) {
 	}
 	entries := []Entry{{Path: "murmur.yaml", Data: src}}
 	var payload [][]byte
+	var own []Entry
 	for _, f := range files {
 		if f.Path == "murmur.yaml" {
 			continue
 		}
 		entries = append(entries, f)
 		payload = append(payload, f.Data)
+		own = append(own, f)
 	}
 	data, err := Pack(entries)
 	if err != nil {
 		return nil, append(ds, diag.New(diag.BldPath, diag.Pos{File: a.File}, "requires_files", err.Error()))
 	}
-	return &Built{Data: data, Digest: Digest(data), Manifest: a, Payload: payload}, ds
+	return &Built{Data: data, Digest: Digest(data), Manifest: a, Payload: payload, Files: own}, ds
 }
 
 func buildSkillFolder(dir string) (*Built, diag.List) {
@@ -109,7 +114,7 @@ func buildSkillFolder(dir string) (*Built, diag.List) {
 	if err != nil {
 		return nil, append(ds, diag.New(diag.BldPath, diag.Pos{File: dir}, "", err.Error()))
 	}
-	return &Built{Data: data, Digest: Digest(data), Manifest: a, Payload: payload}, ds
+	return &Built{Data: data, Digest: Digest(data), Manifest: a, Payload: payload, Files: sf.Files}, ds
 }
 
 // asDiag keeps a diagnostic as is and files any other error under file.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,10 +22,25 @@ func newBuildCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build [DIR]",
 		Short: "Pack an artifact into a reproducible .mur.zip and print its digest",
-		Long: `build packs DIR (default .) into <name>-<version>.mur.zip: its murmur.yaml and
-exactly the files requires_files lists. A skill folder with no murmur.yaml
-packs every file. The same inputs always give the same bytes; the printed
-sha256 digest is what murmur.lock pins once the artifact is installed.`,
+		Long: `build checks DIR (default .) and packs it into <name>-<version>.mur.zip: its
+murmur.yaml and exactly the files requires_files lists, which sit beside it
+(tools/guest/build.sh DIR writes a component there as DIR/<name>.wasm). A
+skill folder with no murmur.yaml packs every file. The same inputs always
+give the same bytes; the printed sha256 digest is what murmur.lock pins once
+the artifact is installed.
+
+The payload must fit the declared role, or nothing is written:
+  wasm     the first .wasm listed is a WebAssembly component that compiles and
+           exports what runtime: needs at the WIT version this mur serves
+           (tool: murmur:tool/run; driver: murmur:tool/run or
+           murmur:driver/process; hook: murmur:hook/lifecycle; capsule:
+           murmur:capsule/run), importing only murmur: versions it serves
+           (E-BLD-101, E-BLD-102). It is compiled into the compile cache
+           (~/.murmur/cache/wasm) under the key the installed package's first
+           run looks for, so that run does not compile it.
+  native   the first executable listed is a binary for this OS and processor,
+           or a #! script (E-BLD-103).
+  skill    skill.md is listed, non-empty UTF-8 text (E-BLD-104).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -32,9 +48,21 @@ sha256 digest is what murmur.lock pins once the artifact is installed.`,
 				dir = args[0]
 			}
 			b, ds := artifact.Build(dir)
+			if b != nil && !ds.HasErrors() {
+				ds = append(ds, artifact.CheckPayloadFormat(b)...)
+			}
+			var checked string
+			if b != nil && !ds.HasErrors() {
+				var cds diag.List
+				checked, cds = checkComponent(b)
+				ds = append(ds, cds...)
+			}
 			printDiags(env.Stderr, ds)
 			if b == nil || ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
+			}
+			if checked != "" {
+				fmt.Fprintf(env.Stdout, "checked %s\n", checked)
 			}
 			a := b.Manifest
 			if out == "" {
@@ -64,8 +92,8 @@ func printDiags(w io.Writer, ds diag.List) {
 // it has one (one line per error when err joins several), and returns the
 // exit error for it.
 func reportErr(env *Env, err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
+	if errs := joined(err); errs != nil {
+		for _, e := range errs {
 			reportErr(env, e)
 		}
 		return &ExitError{Code: 1, Silent: true}
@@ -85,6 +113,29 @@ func reportErr(env *Env, err error) error {
 		}
 	}
 	return &ExitError{Code: 1, Silent: true}
+}
+
+// joined returns the errors errors.Join put together in err, or nil. An
+// error wrapping several causes with fmt.Errorf's %w also unwraps to a
+// list, but it is one failure with one message: only a list whose
+// messages, one per line, make up err's is a join.
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	errs := j.Unwrap()
+	var lines []string
+	for _, e := range errs {
+		lines = append(lines, e.Error())
+	}
+	if len(errs) < 2 || strings.Join(lines, "\n") != err.Error() {
+		if len(errs) == 1 && errs[0].Error() == err.Error() {
+			return errs
+		}
+		return nil
+	}
+	return errs
 }
 
 // projectDirOf is the absolute directory of a manifest path.
