@@ -89,7 +89,7 @@ type Loop struct {
 	Config    json.RawMessage
 	Tools     *Inventory
 	Prompt    Prompt
-	Events    *event.Stream
+	Events    event.Sink
 	Recorder  trace.Recorder
 	Retry     RetryConfig
 	MaxTurns  int

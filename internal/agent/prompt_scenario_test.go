@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
@@ -220,7 +221,7 @@ func TestDeadlineEndsTask(t *testing.T) {
 
 func TestNoTaskEndsWithoutCallingTheModel(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "never"})
-	r.opts.Task = ""
+	r.opts.LaunchTask = ""
 	r.launch()
 	r.wantCode(0)
 	r.wantStderr("no task")
@@ -231,7 +232,7 @@ func TestNoTaskEndsWithoutCallingTheModel(t *testing.T) {
 
 func TestTaskFromWorkdirFile(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
-	r.opts.Task = ""
+	r.opts.LaunchTask = ""
 	r.opts.Workdir = t.TempDir()
 	os.WriteFile(filepath.Join(r.opts.Workdir, "task.md"), []byte("from task.md"), 0o600)
 	r.launch()
@@ -248,9 +249,8 @@ func TestCancelDuringToolEndsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := newRun(t, providertest.Anthropic, providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "block"}}})
 	r.opts.Tools = append(r.opts.Tools, blockTool{cancel: cancel})
-	r.opts.Stderr = &r.stderr
-	code, err := agent.Launch(ctx, r.opts)
-	if err != nil || code != agent.ExitCodeCanceled {
+	code, err := r.launchCtx(ctx)
+	if err != nil || code != capsule.ExitCanceled {
 		t.Fatalf("code %d err %v", code, err)
 	}
 	end := r.lines("task_end")[0]
@@ -291,9 +291,8 @@ func TestDoneCheckTimeoutReopens(t *testing.T) {
 func TestDoneCheckNeedsAContainedRunner(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "x"})
 	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "true", Argv: []string{"true"}, Limit: 1}
-	r.opts.Stderr = &r.stderr
-	code, err := agent.Launch(context.Background(), r.opts)
-	if code != agent.ExitCodeRefused || err == nil || r.dirs.ID != "" {
+	code, err := r.launchCtx(context.Background())
+	if code != capsule.ExitRefused || err == nil || r.dirs.ID != "" {
 		t.Fatalf("code %d err %v", code, err)
 	}
 }
@@ -332,9 +331,8 @@ func TestSessionEndedWithCauseFails(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "block"}}})
 	ceiling := diag.New(diag.RunWorkdirSize, diag.Pos{}, "capabilities.resources.workdir_max_bytes", "the work folder passed its size ceiling")
 	r.opts.Tools = append(r.opts.Tools, blockTool{cancel: func() { cancel(ceiling) }})
-	r.opts.Stderr = &r.stderr
-	code, err := agent.Launch(ctx, r.opts)
-	if err != nil || code != agent.ExitCodeTask {
+	code, err := r.launchCtx(ctx)
+	if err != nil || code != capsule.ExitTask {
 		t.Fatalf("code %d err %v", code, err)
 	}
 	end := r.lines("task_end")[0]

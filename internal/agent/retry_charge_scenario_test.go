@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/trace"
@@ -125,9 +125,8 @@ func TestCancelDuringWaitKeepsTheCharge(t *testing.T) {
 		cancel()
 		return ctx.Err()
 	}
-	r.opts.Stderr = &r.stderr
-	code, err := agent.Launch(ctx, r.opts)
-	if err != nil || code != agent.ExitCodeCanceled {
+	code, err := r.launchCtx(ctx)
+	if err != nil || code != capsule.ExitCanceled {
 		t.Fatalf("code %d err %v", code, err)
 	}
 	inf := r.lines("inference")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
-	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
@@ -41,7 +45,7 @@ func (w writeTool) Call(_ context.Context, in json.RawMessage) (agent.Result, er
 // run is one launch against a scripted provider.
 type run struct {
 	t       *testing.T
-	opts    agent.Options
+	opts    capsule.Parts
 	srv     *providertest.Server
 	workdir string
 	dirs    session.Dirs
@@ -56,7 +60,7 @@ func newRun(t *testing.T, wire string, steps ...providertest.Step) *run {
 	t.Helper()
 	r := &run{t: t, srv: providertest.Start(t, steps...)}
 	home := t.TempDir()
-	r.opts = agent.Options{
+	r.opts = capsule.Parts{
 		Config: agent.Config{
 			Model: "double-1", DriverName: "murmur/driver-" + wire,
 			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "murmur/driver-" + wire, Model: "double-1",
@@ -65,13 +69,9 @@ func newRun(t *testing.T, wire string, steps ...providertest.Step) *run {
 			Retry: &agent.RetryConfig{MaxRetries: 6, InitialDelayMs: 1000, MaxDelayMs: 60000},
 		},
 		ManifestDir: t.TempDir(), MurmurHome: home,
-		Task:   "write hello.txt",
-		Driver: &providertest.Driver{Wire: wire, Endpoint: r.srv.URL, APIKey: "sk-test"},
-		Tools:  []agent.Tool{writeTool{dir: &r.workdir}, agent.NewSkill("style", "House style.", "# Style\nBe brief.")},
-		OnSession: func(d session.Dirs) {
-			r.dirs = d
-			r.workdir = d.Workdir
-		},
+		LaunchTask: "write hello.txt",
+		Driver:     &providertest.Driver{Wire: wire, Endpoint: r.srv.URL, APIKey: "sk-test"},
+		Tools:      []agent.Tool{writeTool{dir: &r.workdir}, agent.NewSkill("style", "House style.", "# Style\nBe brief.")},
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			r.mu.Lock()
 			r.waits = append(r.waits, d)
@@ -84,12 +84,33 @@ func newRun(t *testing.T, wire string, steps ...providertest.Step) *run {
 
 func (r *run) launch() *run {
 	r.t.Helper()
-	r.opts.Stderr = &r.stderr
-	r.code, r.err = agent.Launch(context.Background(), r.opts)
+	r.code, r.err = r.launchCtx(context.Background())
 	if r.err != nil {
 		r.t.Fatalf("launch: %v", r.err)
 	}
 	return r
+}
+
+// launchCtx runs the launch task as mur run does: a refusal is printed and
+// exits 2 with no session; otherwise the session closes with the task's
+// outcome and its exit status is returned.
+func (r *run) launchCtx(ctx context.Context) (int, error) {
+	r.opts.Stderr = &r.stderr
+	s, err := capsule.OpenParts(ctx, r.opts)
+	if err != nil {
+		var refused diag.ListError
+		if errors.As(err, &refused) {
+			for _, d := range refused {
+				fmt.Fprintln(&r.stderr, d.String())
+			}
+			return capsule.ExitRefused, nil
+		}
+		return capsule.ExitRefused, err
+	}
+	r.dirs = s.Dirs()
+	r.workdir = r.dirs.Workdir
+	out := s.RunLaunchTask(ctx, nil)
+	return capsule.ExitStatus(out), s.Close(out)
 }
 
 func (r *run) lines(typ string) []trace.Line {
@@ -245,17 +266,23 @@ func TestUnknownToolIsAFailedResult(t *testing.T) {
 	}
 }
 
-// Other producers record into the session's one stream: what they emit is
-// in trace.jsonl, and what OnEnd emits precedes session_end.
-func TestOnEventsAndOnEnd(t *testing.T) {
+// Other producers record into the session's one stream: what the door
+// records is in trace.jsonl, before session_end.
+func TestOtherProducersRecordIntoTheStream(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
-	var sink event.Sink
-	r.opts.OnEvents = func(_ session.Dirs, s event.Sink) { sink = s }
-	r.opts.OnEnd = func() { sink.Emit(event.Event{Type: "shell_abandoned", Fields: map[string]any{"work_id": "wrk_1"}}) }
-	r.launch()
-	r.wantCode(0)
+	r.opts.Stderr = &r.stderr
+	s, err := capsule.OpenParts(context.Background(), r.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.dirs = s.Dirs()
+	out := s.RunLaunchTask(context.Background(), nil)
+	s.DoorBackend().Record(door.RecordTaskRejected, door.Task{ID: "tsk_queued"})
+	if err := s.Close(out); err != nil {
+		t.Fatal(err)
+	}
 	all := r.lines("")
-	if len(all) < 2 || all[len(all)-2].Event != "shell_abandoned" || all[len(all)-1].Event != "session_end" {
+	if len(all) < 2 || all[len(all)-2].Event != "task_rejected" || all[len(all)-1].Event != "session_end" {
 		var names []string
 		for _, l := range all {
 			names = append(names, l.Event)
@@ -270,23 +297,23 @@ func TestSessionRunsSeveralTasks(t *testing.T) {
 	r := newRun(t, providertest.Anthropic,
 		providertest.Step{Text: "one", InputTokens: 10, OutputTokens: 2},
 		providertest.Step{Text: "two", InputTokens: 20, OutputTokens: 3})
-	r.opts.Task = ""
+	r.opts.LaunchTask = ""
 	r.opts.Stderr = &r.stderr
-	s, code, err := agent.Open(r.opts)
-	if s == nil {
-		t.Fatalf("open: %d %v", code, err)
+	s, err := capsule.OpenParts(context.Background(), r.opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
 	}
-	if s.TaskSource != session.TaskAbsent {
-		t.Fatalf("task source %q", s.TaskSource)
+	r.dirs = s.Dirs()
+	if _, source, _ := s.LaunchTask(); source != session.TaskAbsent {
+		t.Fatalf("task source %q", source)
 	}
-	o1 := s.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "ctx-1", Text: "first"})
-	o2 := s.RunTask(context.Background(), agent.Task{ID: "t2", ContextID: "ctx-2", Text: "second"})
+	o1 := s.RunTask(context.Background(), capsule.Task{ID: "t1", ContextID: "ctx-1", Text: "first"})
+	o2 := s.RunTask(context.Background(), capsule.Task{ID: "t2", ContextID: "ctx-2", Text: "second"})
 	if o1.Answer != "one" || o2.Answer != "two" {
 		t.Fatalf("%+v %+v", o1, o2)
 	}
-	code, err = s.Close(o2)
-	if code != 0 || err != nil {
-		t.Fatalf("close %d %v", code, err)
+	if err := s.Close(o2); err != nil || capsule.ExitStatus(o2) != 0 {
+		t.Fatalf("close %d %v", capsule.ExitStatus(o2), err)
 	}
 	end := r.lines("session_end")[0]
 	if end.Int("turns") != 2 || end.Int("input_tokens") != 30 || end.Int("output_tokens") != 5 {
@@ -302,7 +329,7 @@ func TestRetentionAtLaunch(t *testing.T) {
 	first := newRun(t, providertest.Anthropic, providertest.Step{Text: "one"}).launch()
 	second := newRun(t, providertest.Anthropic, providertest.Step{Text: "two"})
 	second.opts.ManifestDir, second.opts.MurmurHome = first.opts.ManifestDir, first.opts.MurmurHome
-	second.opts.Config.Retain = &session.Retain{MaxSessions: 1}
+	second.opts.Retain = &session.Retain{MaxSessions: 1}
 	second.launch()
 	second.wantCode(0)
 	if _, err := os.Stat(first.dirs.Records); err == nil {

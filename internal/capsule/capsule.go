@@ -22,12 +22,9 @@ package capsule
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
@@ -36,7 +33,6 @@ import (
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
-	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/store"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -89,22 +85,6 @@ type Task struct {
 // Outcome is how a task ended: its status (agent.ExitOK, …), answer,
 // reason, code and counts.
 type Outcome = agent.Outcome
-
-// Session is one running capsule. Its methods are safe for concurrent use;
-// tasks run one at a time, in the order RunTask is called.
-type Session struct {
-	l     *launcher
-	inner *agent.Session
-	// endSession ends the session's context with a cause of the sandbox's
-	// own (E-RUN-013).
-	endSession context.CancelCauseFunc
-	ctx        context.Context
-
-	run     sync.Mutex // held while a task runs
-	first   bool       // the first minted id is the session's own suffix
-	closed  bool
-	closeMu sync.Mutex
-}
 
 // Open resolves the manifest, stages its artifacts, builds the gateways,
 // components and shell tools, and creates the session: its folders, its
@@ -215,6 +195,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return fail(err)
 	}
+	retain, err := retention(c)
+	if err != nil {
+		return fail(err)
+	}
 	if gp, err := config.GlobalPath(); err == nil {
 		g, err := config.Load(gp)
 		if err != nil {
@@ -238,30 +222,21 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	manifestDir, _ := filepath.Abs(filepath.Dir(path))
-	// The sandbox can end the session on its own (the workdir ceiling,
-	// E-RUN-013): it cancels the session's context with that cause.
-	sctx, endSession := context.WithCancelCause(ctx)
-	l.endSession = endSession
-	opts := agent.Options{
-		Config: cfg, ManifestDir: manifestDir, MurmurHome: murmurHome,
-		Workdir: o.Workdir, Task: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
+	l.policy = policy
+	parts := Parts{
+		Config: cfg, Retain: retain, ManifestDir: manifestDir, MurmurHome: murmurHome,
+		Workdir: o.Workdir, LaunchTask: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
 		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
-		OnEvents: func(d session.Dirs, sink event.Sink) {
-			l.text.bind(sink, "")
-			l.start(sctx, d, sink, policy, stderr)
-		},
-		OnEnd:         l.end,
 		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},
 	}
 	if cfg.DoneCheck != nil {
-		opts.Runner = &l.runner
+		parts.Runner = &l.runner
 	}
-	inner, _, err := agent.Open(opts)
-	if inner == nil {
-		endSession(nil)
+	s, err := openParts(ctx, parts, l)
+	if err != nil {
 		return fail(err)
 	}
-	return &Session{l: l, inner: inner, endSession: endSession, ctx: sctx, first: true}, nil
+	return s, nil
 }
 
 // refusal is Open's error for diagnostics that refuse the capsule; the
@@ -269,105 +244,4 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 func refusal(ds diag.List) error {
 	ds.Sort()
 	return diag.ListError(ds)
-}
-
-// Dirs are the session's folders: records, trace, work folder.
-func (s *Session) Dirs() session.Dirs { return s.inner.Dirs }
-
-// ID is the session's id (ses_…).
-func (s *Session) ID() string { return s.inner.Dirs.ID }
-
-// LaunchTask is the task mur run was launched with: --task, else task.md or
-// input.txt in the work folder. source is session.TaskAbsent when there is
-// none; err is a task file that exists but could not be read.
-func (s *Session) LaunchTask() (text string, source session.TaskSource, err error) {
-	return s.inner.Task, s.inner.TaskSource, s.inner.TaskErr
-}
-
-// Subscribe attaches a sink to the session's event stream: every record
-// (what trace.jsonl holds) and every live event, from now until cancel is
-// called or the session closes.
-func (s *Session) Subscribe(k event.Sink) (cancel func()) {
-	return s.inner.Events().Subscribe(k)
-}
-
-// ErrClosed is RunTask's outcome reason after Close.
-var ErrClosed = errors.New("the session is closed")
-
-// RunTask runs one task to its end and returns how it ended. Tasks run one
-// at a time: a call waits for the task in progress. Canceling ctx cancels
-// this task (status canceled); ending the session's own context cancels
-// it too.
-func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
-	s.run.Lock()
-	defer s.run.Unlock()
-	if s.isClosed() {
-		return Outcome{TaskID: t.ID, Status: agent.ExitFailed, Reason: ErrClosed.Error()}
-	}
-	if t.ID == "" {
-		t.ID = s.mintTaskID()
-	}
-	if t.Origin == "" {
-		t.Origin = OriginCLI
-	}
-	if t.Events != nil {
-		cancel := s.Subscribe(t.Events)
-		defer cancel()
-	}
-	ctx, stop := mergeCancel(ctx, s.ctx)
-	defer stop()
-	s.l.text.bind(s.inner.Events(), t.ID)
-	return s.inner.RunTask(ctx, agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text})
-}
-
-// mintTaskID names a task: the session's first is tsk_ with the session's
-// own suffix (so a one-task session's ids match); later ones are new ids.
-func (s *Session) mintTaskID() string {
-	if s.first {
-		s.first = false
-		return "tsk_" + strings.TrimPrefix(s.ID(), session.Prefix)
-	}
-	id, err := session.NewID()
-	if err != nil {
-		// The clock or the random source failed; a task still needs a
-		// unique name within the session.
-		return fmt.Sprintf("tsk_%s_%d", strings.TrimPrefix(s.ID(), session.Prefix), time.Now().UnixNano())
-	}
-	return "tsk_" + strings.TrimPrefix(id, session.Prefix)
-}
-
-// mergeCancel is ctx, also canceled when the session's context ends (with
-// its cause).
-func mergeCancel(ctx, session context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(session, func() { cancel(context.Cause(session)) })
-	return ctx, func() { stop(); cancel(nil) }
-}
-
-func (s *Session) isClosed() bool {
-	s.closeMu.Lock()
-	defer s.closeMu.Unlock()
-	return s.closed
-}
-
-// Close ends the session with the outcome that decides its status: the
-// shell layer and sandbox close (their last records first), out/result.txt
-// and session_end are written, the status line goes to Stderr, the trace
-// closes and the components are released. It waits for the task in
-// progress. A second Close does nothing.
-func (s *Session) Close(final Outcome) error {
-	s.run.Lock()
-	defer s.run.Unlock()
-	s.closeMu.Lock()
-	if s.closed {
-		s.closeMu.Unlock()
-		return nil
-	}
-	s.closed = true
-	s.closeMu.Unlock()
-	_, err := s.inner.Close(final)
-	s.endSession(nil)
-	s.l.close()
-	s.l.rt.Close()
-	return err
 }

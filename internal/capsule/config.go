@@ -51,17 +51,6 @@ func agentConfig(c *manifest.Capsule, inst manifest.Installed) (agent.Config, er
 			return cfg, fmt.Errorf("trace.capture: %w", err)
 		}
 		cfg.Capture = capture
-		if r := c.Trace.Retain; r != nil {
-			ret := &session.Retain{MaxSessions: int(deref(r.MaxSessions))}
-			if r.MaxAge != "" {
-				d, err := manifest.ParseDuration(r.MaxAge, "smhd")
-				if err != nil {
-					return cfg, fmt.Errorf("trace.retain.max_age: %w", err)
-				}
-				ret.MaxAge = d
-			}
-			cfg.Retain = ret
-		}
 	}
 	if inf.SystemPrompt != nil {
 		cfg.Prompt.Inline = *inf.SystemPrompt
@@ -99,4 +88,22 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// retention is trace.retain, which the session applies to the capsule's
+// older sessions at launch; nil deletes nothing, ever.
+func retention(c *manifest.Capsule) (*session.Retain, error) {
+	if c.Trace == nil || c.Trace.Retain == nil {
+		return nil, nil
+	}
+	r := c.Trace.Retain
+	ret := &session.Retain{MaxSessions: int(deref(r.MaxSessions))}
+	if r.MaxAge != "" {
+		d, err := manifest.ParseDuration(r.MaxAge, "smhd")
+		if err != nil {
+			return nil, fmt.Errorf("trace.retain.max_age: %w", err)
+		}
+		ret.MaxAge = d
+	}
+	return ret, nil
 }

@@ -44,7 +44,7 @@ func (b doorBackend) Record(kind door.RecordKind, t door.Task) {
 	if t.Caller != "" {
 		f["caller"] = t.Caller
 	}
-	b.s.inner.Events().Emit(event.Event{Type: string(kind), Fields: f})
+	b.s.events.Emit(event.Event{Type: string(kind), Fields: f})
 }
 
 // doorOrigin maps the door's origin claim onto the task's origin: no claim

@@ -33,6 +33,9 @@ type launcher struct {
 	dirs  *sessionDirs
 	scope manifest.Scope
 	text  textSource
+	// policy is the capsule's sandbox policy; the session's folders are
+	// filled in when its shell layer starts.
+	policy sandbox.Policy
 
 	lazies  []*lazyComponent
 	late    []*lateShellTool
@@ -164,7 +167,7 @@ func firstParagraph(desc, body string) string {
 
 // start runs once the session exists: it fixes the work folder for the
 // components and starts the sandbox and shell layer.
-func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, sbp sandbox.Policy, stderr io.Writer) {
+func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, stderr io.Writer) {
 	l.dirs.mu.Lock()
 	l.dirs.workdir = d.Workdir
 	l.dirs.mu.Unlock()
@@ -178,13 +181,14 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	l.started = make(chan struct{})
 	go func() {
 		defer close(l.started)
-		l.startShell(ctx, d, sink, sbp, stderr)
+		l.startShell(ctx, d, sink, stderr)
 	}()
 }
 
 // startShell creates the session's sandbox and shell layer and binds the
 // tools that run through them.
-func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Sink, sbp sandbox.Policy, stderr io.Writer) {
+func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Sink, stderr io.Writer) {
+	sbp := l.policy
 	sbp.Workdir, sbp.Home, sbp.Tmp = d.Workdir, d.Home(), d.Tmp()
 	for _, n := range l.natives {
 		// A native tool's executable runs from the verified store; that

@@ -9,11 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
-	"github.com/murmur/mur/internal/session"
 )
 
 func init() { register(newRunCmd) }
@@ -61,14 +59,6 @@ refused before any session existed, 130 canceled.`,
 	return cmd
 }
 
-// Exit statuses of mur run.
-const (
-	exitOK       = 0
-	exitTask     = 1 // the task ended other than ok
-	exitRefused  = 2 // refused before any session existed
-	exitCanceled = 130
-)
-
 // runCapsule opens the capsule's session, runs its launch task with the
 // model's text streaming to stdout, closes the session and returns mur
 // run's exit status.
@@ -84,31 +74,15 @@ func runCapsule(env *Env, o capsule.Options) int {
 		} else {
 			fmt.Fprintf(env.Stderr, "mur: %v\n", err)
 		}
-		return exitRefused
+		return capsule.ExitRefused
 	}
-	var out agent.Outcome
-	switch text, source, terr := s.LaunchTask(); {
-	case terr != nil:
-		out = agent.Outcome{Status: agent.ExitFailed, Code: diag.RunTaskFailed, Reason: terr.Error()}
-	case source == session.TaskAbsent:
-		d := s.Dirs()
-		fmt.Fprintf(env.Stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", d.ID, d.Workdir)
-		out = agent.Outcome{Status: agent.ExitOK}
-	default:
-		p := &textPrinter{w: env.Stdout}
-		out = s.RunTask(env.Ctx, capsule.Task{Origin: capsule.OriginCLI, Text: text, Events: p})
-		p.endLine()
-	}
+	p := &textPrinter{w: env.Stdout}
+	out := s.RunLaunchTask(env.Ctx, p)
+	p.endLine()
 	if err := s.Close(out); err != nil {
 		fmt.Fprintf(env.Stderr, "mur: %v\n", err)
 	}
-	switch out.Status {
-	case agent.ExitOK:
-		return exitOK
-	case agent.ExitCanceled:
-		return exitCanceled
-	}
-	return exitTask
+	return capsule.ExitStatus(out)
 }
 
 // textPrinter prints a task's streamed text, ending each model call's text

@@ -8,6 +8,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/agent/wasmtool"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
@@ -37,15 +38,13 @@ func TestAgentLoopThroughTheDriver(t *testing.T) {
 				providertest.Step{Text: "The note says: ship it.", InputTokens: 80, OutputTokens: 7})
 			in := start(t, w, setup{Upstream: up, Key: testKey})
 			note := &noteTool{}
-			var dirs session.Dirs
 			var stderr strings.Builder
-			code, err := agent.Launch(context.Background(), agent.Options{
+			code, dirs, err := launch(capsule.Parts{
 				Config:      agent.Config{Model: w.model, DriverName: "murmur/" + w.name, ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "murmur/" + w.name, Model: w.model, OutputCap: 512, Window: 100000, Budget: 99488}}},
-				ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "What does the release note say?",
-				Driver:    wasmtool.Driver{R: in.tool},
-				Tools:     []agent.Tool{note},
-				Stderr:    &stderr,
-				OnSession: func(d session.Dirs) { dirs = d },
+				ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), LaunchTask: "What does the release note say?",
+				Driver: wasmtool.Driver{R: in.tool},
+				Tools:  []agent.Tool{note},
+				Stderr: &stderr,
 			})
 			if err != nil || code != 0 {
 				t.Fatalf("code %d err %v: %s", code, err, stderr.String())
@@ -69,4 +68,15 @@ func TestAgentLoopThroughTheDriver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// launch runs a launch task on a session opened from parts, as mur run
+// does, and returns its exit status and folders.
+func launch(p capsule.Parts) (int, session.Dirs, error) {
+	s, err := capsule.OpenParts(context.Background(), p)
+	if err != nil {
+		return capsule.ExitRefused, session.Dirs{}, err
+	}
+	out := s.RunLaunchTask(context.Background(), nil)
+	return capsule.ExitStatus(out), s.Dirs(), s.Close(out)
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/agent/wasmtool"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/manifest"
-	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -51,17 +51,15 @@ func trappingDriver(t *testing.T) *component.Tool {
 // line and out/result.txt stay one line each, and the trap's whole text,
 // its WebAssembly backtrace, is in the session's logs/inference.log.
 func TestDriverTrapReasonIsOneLine(t *testing.T) {
-	var dirs session.Dirs
 	var stderr strings.Builder
-	code, err := agent.Launch(context.Background(), agent.Options{
+	code, dirs, err := launch(capsule.Parts{
 		Config: agent.Config{Model: "m", DriverName: "test/trapping-driver",
 			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "test/trapping-driver", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
-		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "Answer.",
-		Driver:    wasmtool.Driver{R: trappingDriver(t)},
-		Stderr:    &stderr,
-		OnSession: func(d session.Dirs) { dirs = d },
+		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), LaunchTask: "Answer.",
+		Driver: wasmtool.Driver{R: trappingDriver(t)},
+		Stderr: &stderr,
 	})
-	if err != nil || code != agent.ExitCodeTask {
+	if err != nil || code != capsule.ExitTask {
 		t.Fatalf("code %d err %v: %s", code, err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")

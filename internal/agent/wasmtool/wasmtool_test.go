@@ -9,10 +9,9 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
-	"github.com/murmur/mur/internal/session"
-	"github.com/murmur/mur/internal/trace"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -51,27 +50,37 @@ func TestWASMToolInTheLoop(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "echo", Input: `{"msg":"héllo"}`}}},
 		providertest.Step{Text: "echoed"},
 	)
-	var dirs session.Dirs
-	var stderr strings.Builder
-	code, err := agent.Launch(context.Background(), agent.Options{
-		Config:      agent.Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
-		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Task: "echo something",
-		Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
-		Tools: []agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",
+	plan, err := agent.NewPlan(agent.Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
+		[]agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"msg":{"type":"string"}},"required":["msg"]}`)}}},
-		Stderr:    &stderr,
-		OnSession: func(d session.Dirs) { dirs = d },
+		agent.PromptSources{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []event.Event
+	l, err := plan.Loop(agent.Runtime{
+		Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
+		Events: event.SinkFunc(func(e event.Event) {
+			if e.Type == "tool_call" {
+				calls = append(calls, e)
+			}
+		}),
+		Workdir: t.TempDir(), BlobDir: t.TempDir(),
 	})
-	if err != nil || code != 0 {
-		t.Fatalf("code %d err %v: %s", code, err, stderr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := l.RunTask(context.Background(), agent.Task{ID: "t1", Text: "echo something"}); o.Status != agent.ExitOK {
+		t.Fatalf("outcome %+v", o)
 	}
 	if !strings.Contains(string(srv.Requests()[1].Raw), `{\"msg\":\"héllo\"}`) {
 		t.Fatalf("tool output not sent back: %s", srv.Requests()[1].Raw)
 	}
-	lines, _ := trace.ReadFile(dirs.Trace())
-	tc := trace.Filter(lines, "tool_call")[0]
-	if tc.String("status") != "passed" || tc.String("state_effect") != "read" || tc.String("resource_id") != "echo" {
-		t.Fatalf("tool_call %v", tc.Fields)
+	if len(calls) != 1 {
+		t.Fatalf("%d tool_call records", len(calls))
+	}
+	if f := calls[0].Fields; f["status"] != "passed" || f["state_effect"] != "read" || f["resource_id"] != "echo" {
+		t.Fatalf("tool_call %v", f)
 	}
 }
 

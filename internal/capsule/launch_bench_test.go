@@ -1,4 +1,4 @@
-package agent
+package capsule_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/manifest"
 )
 
@@ -20,19 +22,25 @@ import (
 func launchOnce(tb testing.TB, home, proj string, ceiling int64) time.Duration {
 	var first time.Duration
 	start := time.Now()
-	drv := DriverFunc(func(context.Context, []byte) (Result, error) {
+	drv := agent.DriverFunc(func(context.Context, []byte) (agent.Result, error) {
 		if first == 0 {
 			first = time.Since(start)
 		}
-		return passed(`{"text":"ok","stop_reason":"end_turn"}`, MetaInputTokens, "10", MetaOutputTokens, "1"), nil
+		return agent.Result{Status: agent.StatusPassed, Data: `{"text":"ok","stop_reason":"end_turn"}`,
+			Metadata: [][2]string{{agent.MetaInputTokens, "10"}, {agent.MetaOutputTokens, "1"}}}, nil
 	})
-	code, err := Launch(context.Background(), Options{
-		Config:      Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 1000, Window: 100000, Budget: 99000}}, Prompt: PromptSources{Inline: "You are careful."}, MaxSessionTokens: ceiling},
-		ManifestDir: proj, MurmurHome: home, Task: "Say ok.", Driver: drv,
-		Tools: []Tool{NewSkill("style", "House style.", "# Style")},
+	s, err := capsule.OpenParts(context.Background(), capsule.Parts{
+		Config: agent.Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 1000, Window: 100000, Budget: 99000}},
+			Prompt: agent.PromptSources{Inline: "You are careful."}, MaxSessionTokens: ceiling},
+		ManifestDir: proj, MurmurHome: home, LaunchTask: "Say ok.", Driver: drv,
+		Tools: []agent.Tool{agent.NewSkill("style", "House style.", "# Style")},
 	})
-	if err != nil || code != 0 {
-		tb.Fatalf("launch: %d %v", code, err)
+	if err != nil {
+		tb.Fatalf("launch: %v", err)
+	}
+	out := s.RunLaunchTask(context.Background(), nil)
+	if err := s.Close(out); err != nil || out.Status != agent.ExitOK {
+		tb.Fatalf("launch: %+v %v", out, err)
 	}
 	return first
 }

@@ -1,0 +1,483 @@
+package capsule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/session"
+	"github.com/murmur/mur/internal/spend"
+	"github.com/murmur/mur/internal/trace"
+)
+
+// Parts are a session's pieces once its manifest is resolved: the loop's
+// plan, the driver and tools that serve it, and where the session lives.
+// Open builds them from murmur.yaml and its staged artifacts; OpenParts
+// takes them from a caller that built its own (tests, benchmarks).
+type Parts struct {
+	Config agent.Config
+	// Retain is trace.retain; nil deletes nothing, ever.
+	Retain *session.Retain
+	// ManifestDir holds murmur.yaml; MurmurHome is ~/.murmur.
+	ManifestDir string
+	MurmurHome  string
+	// Workdir, LaunchTask, Deadline and SystemPrompt are Options'.
+	Workdir      string
+	LaunchTask   string
+	Deadline     time.Duration
+	SystemPrompt *string
+	// Driver serves every agent-loop turn; Tools are the inventory, every
+	// kind already wrapped as a Tool (skills with agent.NewSkill).
+	Driver agent.Driver
+	Tools  []agent.Tool
+	// Runner runs lifecycle.done_check inside the session's containment;
+	// required when the manifest sets one.
+	Runner agent.CommandRunner
+	// Gateways are session_start.gateways, from the credential gateway;
+	// SessionFields are added to session_start as they are (what other
+	// areas decide at launch: effective_grants, containment).
+	Gateways      []map[string]any
+	SessionFields map[string]any
+	Stderr        io.Writer
+	// Now, Sleep and Rand replace the clock, waits and jitter in tests.
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
+	Rand  *rand.Rand
+}
+
+// OpenParts opens a session from parts already built. Like Open, it
+// refuses with a diag.ListError before any session folder exists.
+func OpenParts(ctx context.Context, p Parts) (*Session, error) {
+	return openParts(ctx, p, nil)
+}
+
+// openParts checks the plan, then creates the session: folders, trace,
+// the event stream, the launcher's shell layer (when there is one), the
+// loop, MURMUR.md, session_start and retention.
+func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
+	stderr := p.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	now := p.Now
+	if now == nil {
+		now = time.Now
+	}
+	if p.Driver == nil {
+		return nil, errors.New("capsule: no driver to serve inference")
+	}
+	src := p.Config.Prompt
+	src.ManifestDir = p.ManifestDir
+	src.Override = p.SystemPrompt
+	plan, err := agent.NewPlan(p.Config, p.Tools, src, p.Runner != nil)
+	if err != nil {
+		return nil, err
+	}
+
+	dirs, err := session.Create(session.Layout{MurmurHome: p.MurmurHome, ManifestDir: p.ManifestDir, Workdir: p.Workdir})
+	if err != nil {
+		return nil, err
+	}
+	tw, err := trace.Create(dirs.Trace())
+	if err != nil {
+		dirs.Release()
+		return nil, err
+	}
+	sctx, endSession := context.WithCancelCause(ctx)
+	s := &Session{
+		dirs: dirs, plan: plan, events: &event.Stream{}, tw: tw, stderr: stderr, now: now,
+		l: l, ctx: sctx, endSession: endSession, first: true,
+	}
+	// The trace is one subscriber of the session's stream; it keeps
+	// records only, never live events.
+	s.events.Add(event.Recorded(tw))
+	if l != nil {
+		l.endSession = endSession
+		l.text.bind(s.events, "")
+		l.start(sctx, dirs, s.events, stderr)
+	}
+	s.start = now()
+
+	rt := agent.Runtime{
+		SessionID: dirs.ID, Driver: p.Driver, Runner: p.Runner, Events: s.events,
+		Workdir: dirs.Workdir, BlobDir: dirs.Blobs(), Logs: dirs.Logs(),
+		Start: s.start, Deadline: p.Deadline, Now: p.Now, Sleep: p.Sleep, Rand: p.Rand,
+	}
+	if n := p.Config.MachineTokensPerDay; n > 0 {
+		rt.Meter = spend.NewMachineMeter(spend.MeterPath(p.MurmurHome), n)
+	}
+	s.loop, err = plan.Loop(rt)
+	if err == nil {
+		err = writeMurmurMD(dirs, plan, s.loop.Prompt)
+	}
+	if err != nil {
+		s.abort()
+		return nil, err
+	}
+
+	s.launchTask, s.launchSource, s.launchErr = session.LaunchTask(p.LaunchTask, dirs.Workdir)
+	start := s.loop.Describe(plan)
+	start["session_id"], start["workdir"], start["records_dir"], start["runtime_dir"] = dirs.ID, dirs.Workdir, dirs.Records, dirs.Runtime()
+	start["task_source"] = string(s.launchSource)
+	if p.Gateways != nil {
+		start["gateways"] = p.Gateways
+	}
+	for k, v := range p.SessionFields {
+		if _, taken := start[k]; !taken {
+			start[k] = v
+		}
+	}
+	s.events.Emit(event.Event{Type: "session_start", Fields: start})
+	if p.Retain != nil {
+		s.sweep(p.ManifestDir, *p.Retain)
+	}
+	return s, nil
+}
+
+// sweep applies trace.retain to the capsule's older sessions.
+func (s *Session) sweep(manifestDir string, r session.Retain) {
+	removed, err := session.Sweep(s.dirs, manifestDir, r, s.now())
+	for _, r := range removed {
+		f := map[string]any{"session_id": r.ID, "reason": r.Reason, "records_dir": r.Records}
+		if r.Workdir != "" {
+			f["workdir"] = r.Workdir
+		}
+		s.events.Emit(event.Event{Type: "retention", Fields: f})
+	}
+	if err != nil {
+		// A session that cannot be removed is reported, not fatal: the
+		// running session is not at fault.
+		fmt.Fprintf(s.stderr, "mur: %s: %v\n", s.dirs.ID, err)
+	}
+}
+
+// abort undoes a session that failed while opening.
+func (s *Session) abort() {
+	if s.l != nil {
+		s.l.end()
+	}
+	s.tw.Close()
+	s.dirs.Release()
+	s.endSession(nil)
+}
+
+// Session is one running capsule. Its methods are safe for concurrent use;
+// tasks run one at a time, in the order RunTask is called.
+type Session struct {
+	dirs   session.Dirs
+	plan   *agent.Plan
+	loop   *agent.Loop
+	events *event.Stream
+	tw     *trace.Writer
+	stderr io.Writer
+	now    func() time.Time
+	start  time.Time
+	totals agent.Outcome
+	// The launch's own task, where it came from, and a task file that
+	// exists but could not be read.
+	launchTask   string
+	launchSource session.TaskSource
+	launchErr    error
+
+	// l holds the staged components and the shell layer; nil for a
+	// session opened from parts.
+	l *launcher
+	// ctx is the session's life; endSession ends it, with a cause of the
+	// sandbox's own (E-RUN-013) or nil at Close.
+	ctx        context.Context
+	endSession context.CancelCauseFunc
+
+	run     sync.Mutex // held while a task runs
+	first   bool       // the first minted id is the session's own suffix
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// Dirs are the session's folders: records, trace, work folder.
+func (s *Session) Dirs() session.Dirs { return s.dirs }
+
+// ID is the session's id (ses_…).
+func (s *Session) ID() string { return s.dirs.ID }
+
+// LaunchTask is the task mur run was launched with: --task, else task.md or
+// input.txt in the work folder. source is session.TaskAbsent when there is
+// none; err is a task file that exists but could not be read.
+func (s *Session) LaunchTask() (text string, source session.TaskSource, err error) {
+	return s.launchTask, s.launchSource, s.launchErr
+}
+
+// Subscribe attaches a sink to the session's event stream: every record
+// (what trace.jsonl holds) and every live event, from now until cancel is
+// called or the session closes.
+func (s *Session) Subscribe(k event.Sink) (cancel func()) {
+	return s.events.Subscribe(k)
+}
+
+// ErrClosed is RunTask's outcome reason after Close.
+var ErrClosed = errors.New("the session is closed")
+
+// RunTask runs one task to its end and returns how it ended. Tasks run one
+// at a time: a call waits for the task in progress. Canceling ctx cancels
+// this task (status canceled); the session's deadline and the session's
+// own end cancel it too.
+func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
+	s.run.Lock()
+	defer s.run.Unlock()
+	if s.isClosed() {
+		return Outcome{TaskID: t.ID, Status: agent.ExitFailed, Reason: ErrClosed.Error()}
+	}
+	if t.ID == "" {
+		t.ID = s.mintTaskID()
+	}
+	if t.Origin == "" {
+		t.Origin = OriginCLI
+	}
+	if t.Events != nil {
+		cancel := s.Subscribe(t.Events)
+		defer cancel()
+	}
+	ctx, stop := mergeCancel(ctx, s.ctx)
+	defer stop()
+	if !s.loop.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, s.loop.Deadline)
+		defer cancel()
+	}
+	if s.l != nil {
+		s.l.text.bind(s.events, t.ID)
+	}
+	o := s.loop.RunTask(ctx, agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text})
+	s.totals.Turns += o.Turns
+	s.totals.InputTokens += o.InputTokens
+	s.totals.OutputTokens += o.OutputTokens
+	return o
+}
+
+// RunLaunchTask runs the launch's own task, as mur run does: a task file
+// that cannot be read fails the session (E-RUN-040); no task at all is
+// reported on Stderr and ends it ok; otherwise the task runs with its live
+// events going to events (nil: none).
+func (s *Session) RunLaunchTask(ctx context.Context, events event.Sink) Outcome {
+	switch {
+	case s.launchErr != nil:
+		return Outcome{Status: agent.ExitFailed, Code: diag.RunTaskFailed, Reason: s.launchErr.Error()}
+	case s.launchSource == session.TaskAbsent:
+		fmt.Fprintf(s.stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", s.dirs.ID, s.dirs.Workdir)
+		return Outcome{Status: agent.ExitOK}
+	}
+	return s.RunTask(ctx, Task{Origin: OriginCLI, Text: s.launchTask, Events: events})
+}
+
+// mintTaskID names a task: the session's first is tsk_ with the session's
+// own suffix (so a one-task session's ids match); later ones are new ids.
+func (s *Session) mintTaskID() string {
+	if s.first {
+		s.first = false
+		return "tsk_" + strings.TrimPrefix(s.ID(), session.Prefix)
+	}
+	id, err := session.NewID()
+	if err != nil {
+		// The clock or the random source failed; a task still needs a
+		// unique name within the session.
+		return fmt.Sprintf("tsk_%s_%d", strings.TrimPrefix(s.ID(), session.Prefix), time.Now().UnixNano())
+	}
+	return "tsk_" + strings.TrimPrefix(id, session.Prefix)
+}
+
+// mergeCancel is ctx, also canceled when the session's context ends (with
+// its cause).
+func mergeCancel(ctx, session context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(session, func() { cancel(context.Cause(session)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+func (s *Session) isClosed() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	return s.closed
+}
+
+// Close ends the session with the outcome that decides its status: the
+// shell layer and sandbox close (their last records first), out/result.txt
+// and session_end are written, the status line goes to Stderr, the trace
+// closes and the components are released. It waits for the task in
+// progress. A second Close does nothing.
+func (s *Session) Close(final Outcome) error {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.closeMu.Unlock()
+	if s.l != nil {
+		s.l.end()
+	}
+	werr := os.WriteFile(s.dirs.Result(), []byte(resultFile(final)), 0o600)
+	s.events.Emit(event.Event{Type: "session_end", Fields: map[string]any{
+		"session_id": s.dirs.ID, "exit_status": final.Status, "turns": s.totals.Turns,
+		"input_tokens": s.totals.InputTokens, "output_tokens": s.totals.OutputTokens,
+		"duration_ms": s.now().Sub(s.start).Milliseconds(),
+	}})
+	if final.Fragment {
+		fmt.Fprintln(s.stderr, agent.FragmentWarning())
+	}
+	fmt.Fprintln(s.stderr, statusLine(s.dirs, final, s.totals))
+	err := errors.Join(werr, s.tw.Err(), s.tw.Close(), s.dirs.Release())
+	s.endSession(nil)
+	if s.l != nil {
+		s.l.close()
+		s.l.rt.Close()
+	}
+	return err
+}
+
+// Exit statuses of mur run.
+const (
+	ExitOK       = 0
+	ExitTask     = 1 // the task ended other than ok
+	ExitRefused  = 2 // refused before any session existed
+	ExitCanceled = 130
+)
+
+// ExitStatus is mur run's exit status for the outcome a session closed
+// with.
+func ExitStatus(final Outcome) int {
+	switch final.Status {
+	case agent.ExitOK:
+		return ExitOK
+	case agent.ExitCanceled:
+		return ExitCanceled
+	}
+	return ExitTask
+}
+
+// resultFile is out/result.txt's content for an outcome.
+func resultFile(o Outcome) string {
+	switch o.Status {
+	case agent.ExitOK:
+		if o.Fragment {
+			return o.Answer + "\n\n[fragment: this reply was cut at the output cap]\n"
+		}
+		return o.Answer
+	case agent.ExitSpendCeiling:
+		return "stopped: " + o.Reason + "\n"
+	case agent.ExitMaxTurns:
+		s := "stopped: max_turns_reached: the task used every turn inference.max_turns allows\n"
+		if o.Answer != "" {
+			s += "\n" + o.Answer
+		}
+		return s
+	}
+	return o.Status + ": " + o.Reason + "\n"
+}
+
+// statusLine is the one line mur run prints on stderr as the session ends.
+func statusLine(dirs session.Dirs, o, totals Outcome) string {
+	head := "mur: "
+	if o.Status != agent.ExitOK && o.Code != "" {
+		head += string(o.Code) + " "
+	}
+	s := fmt.Sprintf("%s%s status: %s", head, dirs.ID, o.Status)
+	if o.Reason != "" && o.Status != agent.ExitOK {
+		s += ": " + o.Reason
+	}
+	return s + fmt.Sprintf(" (%d turns, %d tokens; records %s)", totals.Turns, totals.InputTokens+totals.OutputTokens, dirs.Records)
+}
+
+// writeMurmurMD writes MURMUR.md into the session's runtime directory: the
+// agent's map of what it has.
+func writeMurmurMD(dirs session.Dirs, plan *agent.Plan, prompt agent.Prompt) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# MURMUR.md\n\nSession %s. Work folder: %s\n", dirs.ID, dirs.Workdir)
+	section := func(title string, kinds ...string) {
+		var lines []string
+		for _, d := range plan.Tools.Defs() {
+			for _, k := range kinds {
+				if d.Kind == k || (k == agent.KindTool && d.Kind == "") {
+					lines = append(lines, fmt.Sprintf("- %s: %s", d.Name, firstLine(d.Description)))
+				}
+			}
+		}
+		if len(lines) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n", title, strings.Join(lines, "\n"))
+	}
+	section("Installed Tools", agent.KindTool, agent.KindNative, agent.KindRuntime, agent.KindShell)
+	section("Installed Skills", agent.KindSkill)
+	if plan.BoundSkill != "" {
+		fmt.Fprintf(&b, "\n## System Prompt\n\nThe skill %s is bound as your system prompt, so it is not in your tool list.\n", plan.BoundSkill)
+	}
+	if entries := plan.Config.InstructionFiles; entries != nil {
+		b.WriteString("\n## Instruction Files\n\n")
+		for _, f := range prompt.Instructions {
+			fmt.Fprintf(&b, "- %s: %s\n", f.Path, f.Status)
+		}
+		if nested := nestedInstructionFiles(dirs.Workdir, entries); len(nested) > 0 {
+			b.WriteString("\nFiles with these names in subfolders, not loaded (read them when you work there):\n\n")
+			for _, n := range nested {
+				fmt.Fprintf(&b, "- %s\n", n)
+			}
+		}
+	}
+	return os.WriteFile(filepath.Join(dirs.Runtime(), "MURMUR.md"), []byte(b.String()), 0o600)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// nestedLimit bounds the walk for nested instruction files so a huge work
+// folder cannot stall the launch.
+const nestedLimit = 20000
+
+// nestedInstructionFiles lists files in subfolders of workdir whose base
+// name is a listed entry's, which spec says MURMUR.md points to.
+func nestedInstructionFiles(workdir string, entries []string) []string {
+	names := map[string]bool{}
+	listed := map[string]bool{}
+	for _, e := range entries {
+		c := filepath.ToSlash(filepath.Clean(e))
+		listed[c] = true
+		names[filepath.Base(c)] = true
+	}
+	var out []string
+	seen := 0
+	filepath.WalkDir(workdir, func(p string, d os.DirEntry, err error) error {
+		seen++
+		if seen > nestedLimit {
+			return filepath.SkipAll
+		}
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !names[d.Name()] {
+			return nil
+		}
+		rel, _ := filepath.Rel(workdir, p)
+		rel = filepath.ToSlash(rel)
+		if !listed[rel] {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
+}
