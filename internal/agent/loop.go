@@ -79,8 +79,10 @@ type Outcome struct {
 	Phase string
 }
 
-// Loop runs tasks of one session. It is the session object the CLI and,
-// later, the A2A door drive; one task runs at a time.
+// Loop runs tasks, one at a time: a capsule session (internal/capsule)
+// starts it from a Plan and calls RunTask once per task. It sees only the
+// interfaces and places its Runtime gave it, never the session's folders,
+// exit codes or door.
 type Loop struct {
 	SessionID string
 	Model     string
