@@ -243,6 +243,24 @@ func TestCheckLine(t *testing.T) {
 	}
 }
 
+// TestGlobReadsOnlyForWrites: a glob is expanded against the filesystem
+// only where the table names a write, so a read of a large tree (ls /*/*)
+// costs the check no directory walk.
+func TestGlobReadsOnlyForWrites(t *testing.T) {
+	c, _ := newChecker(t)
+	reads := 0
+	readDir = func(name string) ([]os.DirEntry, error) { reads++; return os.ReadDir(name) }
+	t.Cleanup(func() { readDir = os.ReadDir })
+	for _, line := range []string{"ls tests/* /*/*", "cat t*/* > out.txt", "grep -r x */ 2>&1 | sort"} {
+		if d := c.CheckLine("bash", line); d != nil || reads != 0 {
+			t.Fatalf("CheckLine(%q) = %v after %d directory reads, want no refusal and no reads", line, d, reads)
+		}
+	}
+	if d := c.CheckLine("bash", "rm t*/*"); d == nil || reads == 0 {
+		t.Fatalf("rm t*/* = %v after %d reads, want a refusal read from the filesystem", d, reads)
+	}
+}
+
 func TestCheckArgs(t *testing.T) {
 	c, _ := newChecker(t)
 	tests := []struct {

@@ -120,6 +120,11 @@ func isAssignment(s string) bool {
 	return true
 }
 
+// writeCommand reports whether the table names write targets of name.
+func writeCommand(name string) bool {
+	return writeTargets(name, []string{"x", "y"}) != nil || name == "sed" || name == "dd"
+}
+
 // writeTargets returns the arguments the write-target table names for one
 // command: every operand of the file-changing commands, the last operand of
 // mv, cp, install and ln (and a -t directory), sed's files under -i, dd's of=.

@@ -380,7 +380,12 @@ func (w *walker) redir(r *syntax.Redirect, s dirs) {
 		op = r.N.Value + op
 	}
 	for _, dir := range s {
-		for _, t := range w.fields([]*syntax.Word{r.Word}, dir) {
+		word := []*syntax.Word{r.Word}
+		// Only a write is expanded against the filesystem (a glob).
+		if !slices.ContainsFunc(w.fields(word, dir, false), func(t string) bool { return t != unknownWord && writeRedir(r, t) }) {
+			continue
+		}
+		for _, t := range w.fields(word, dir, true) {
 			if t != unknownWord && writeRedir(r, t) {
 				w.check(t, dir, fmt.Sprintf("the redirection %q", op))
 			}
@@ -400,12 +405,18 @@ func (w *walker) call(x *syntax.CallExpr, s dirs) (succ, all dirs) {
 		return s, s
 	}
 	for _, dir := range s {
-		argv := unwrap(w.fields(x.Args, dir))
+		argv := unwrap(w.fields(x.Args, dir, false))
 		if len(argv) == 0 || argv[0] == unknownWord {
 			succ = succ.union(dirs{dir})
 			continue
 		}
 		name := filepath.Base(argv[0])
+		if writeCommand(name) || name == "cd" || name == "pushd" {
+			// Globs are read from the filesystem only for a command whose
+			// operands the table names, so a read-only line never walks a
+			// tree to be judged.
+			argv = unwrap(w.fields(x.Args, dir, true))
+		}
 		switch name {
 		case "cd", "pushd":
 			t := cdTarget(dir, argv[1:])
@@ -481,9 +492,9 @@ func cdTarget(dir string, args []string) string {
 }
 
 // fields expands words as the shell would in dir: quotes (ANSI-C $'...'
-// included), braces, $PWD and globs against the filesystem. A word that
+// included), braces, $PWD and, with glob, globs against the filesystem. A word that
 // needs anything the check does not know becomes unknownWord.
-func (w *walker) fields(words []*syntax.Word, dir string) []string {
+func (w *walker) fields(words []*syntax.Word, dir string, glob bool) []string {
 	cfg := &expand.Config{
 		Env: expand.FuncEnviron(func(name string) string {
 			switch name {
@@ -500,8 +511,8 @@ func (w *walker) fields(words []*syntax.Word, dir string) []string {
 		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "", errUnknown },
 		NoUnset:   true,
 	}
-	if dir != "" {
-		cfg.ReadDir2 = os.ReadDir
+	if glob && dir != "" {
+		cfg.ReadDir2 = readDir
 	}
 	var out []string
 	for _, wd := range words {
@@ -532,6 +543,9 @@ func expandWord(cfg *expand.Config, w *syntax.Word) (f []string, err error) {
 	}()
 	return expand.Fields(cfg, w)
 }
+
+// readDir is how a glob reads the filesystem (a test counts the reads).
+var readDir = os.ReadDir
 
 // tilde reports a word starting with an unquoted ~: the shell's home
 // directory is the command's, not something the check knows.
