@@ -4,10 +4,12 @@
 # command and the machine spend meter); after every kill it checks
 # murmur.lock, the store indexes and blobs, the spend meter and the session
 # records, runs the next command, and requires that no process, cgroup,
-# mount or sealed root of the killed session survives. Needs root.
+# mount or sealed root of the killed session survives. Then two runs of one
+# capsule with trace.retain.max_sessions: 1 overlap: the second's retention
+# must leave the running first alone. Needs root.
 # MUR_KILL_SEED=N replays one run's kill moments.
 #
-# Budget: 3.5-4 min on the shared 2-core machine at load 14 (the first run
+# Budget: about 4 min on the shared 2-core machine at load 14 (the first run
 # after a component rebuild compiles them once more, about 20 s).
 .PHONY: test-kill
 test-kill: build drivers guests

@@ -39,6 +39,8 @@ type fixture struct {
 	kills int
 	// spent is the machine meter's last reading; it never goes down.
 	spent int64
+	// published: the driver and tool components are in the global store.
+	published bool
 }
 
 func newFixture(t *testing.T) *fixture {

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/store"
 )
 
@@ -35,6 +37,7 @@ func TestKill(t *testing.T) {
 		{"publish", killPublish},
 		{"install", killInstall},
 		{"run", killRun},
+		{"retention", liveRetention},
 	}
 	ran := 0
 	for _, p := range phases {
@@ -196,26 +199,7 @@ func killRun(f *fixture) {
 	t := f.t
 	dir := filepath.Join(f.root, "run")
 	roles := map[string]string{"murmur/driver-openai": "driver", "murmur/file-go": "tool"}
-	for _, c := range []struct{ src, name string }{{"drivers/driver-openai", "driver-openai"}, {"examples/file-go", "file-go"}} {
-		pkg := filepath.Join(f.root, "src", c.name)
-		copyFile(t, filepath.Join("..", "..", c.src, "murmur.yaml"), filepath.Join(pkg, "murmur.yaml"))
-		copyFile(t, filepath.Join(f.guest, c.name+".wasm"), filepath.Join(pkg, c.name+".wasm"))
-		zip := filepath.Join(f.root, c.name+".mur.zip")
-		f.must(f.root, "build", pkg, "-o", zip)
-		f.must(f.root, "publish", zip, "--scope", "murmur")
-	}
-	// The compile cache is keyed by each component's verified identity,
-	// so it is kept beside the components between suite runs: only the
-	// first run after a rebuild compiles them.
-	cache := filepath.Join(f.guest, ".killcache")
-	if err := os.MkdirAll(filepath.Join(cache, "wasm"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(cache, filepath.Join(f.murmurDir(), "cache")); err != nil {
-		t.Fatal(err)
-	}
-	f.must(f.root, "config", "set", "-g", "credentials.OPENAI_API_KEY", "sk-kill-0123456789abcdef")
-	f.must(f.root, "config", "set", "-g", "spend.machine_tokens_per_day", "1000000000")
+	f.publishComponents()
 	serve := func() *providertest.Server {
 		srv, err := providertest.Serve(runSteps()...)
 		if err != nil {
@@ -271,5 +255,96 @@ func killRun(f *fixture) {
 	}
 	if _, err := os.Stat(filepath.Join(f.murmurDir(), "spend", "machine-tokens.json")); err != nil {
 		t.Fatalf("the machine meter was never written: %v", err)
+	}
+}
+
+// publishComponents publishes the driver and tool components into the
+// global store and sets the machine's credential and spend meter, once.
+func (f *fixture) publishComponents() {
+	if f.published {
+		return
+	}
+	t := f.t
+	for _, c := range []struct{ src, name string }{{"drivers/driver-openai", "driver-openai"}, {"examples/file-go", "file-go"}} {
+		pkg := filepath.Join(f.root, "src", c.name)
+		copyFile(t, filepath.Join("..", "..", c.src, "murmur.yaml"), filepath.Join(pkg, "murmur.yaml"))
+		copyFile(t, filepath.Join(f.guest, c.name+".wasm"), filepath.Join(pkg, c.name+".wasm"))
+		zip := filepath.Join(f.root, c.name+".mur.zip")
+		f.must(f.root, "build", pkg, "-o", zip)
+		f.must(f.root, "publish", zip, "--scope", "murmur")
+	}
+	// The compile cache is keyed by each component's verified identity,
+	// so it is kept beside the components between suite runs: only the
+	// first run after a rebuild compiles them.
+	cache := filepath.Join(f.guest, ".killcache")
+	if err := os.MkdirAll(filepath.Join(cache, "wasm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cache, filepath.Join(f.murmurDir(), "cache")); err != nil {
+		t.Fatal(err)
+	}
+	f.must(f.root, "config", "set", "-g", "credentials.OPENAI_API_KEY", "sk-kill-0123456789abcdef")
+	f.must(f.root, "config", "set", "-g", "spend.machine_tokens_per_day", "1000000000")
+	f.published = true
+}
+
+// liveRetention is the case end to end: two runs of one capsule
+// with max_sessions: 1. The first is still waiting on the model when the
+// second runs to its end; the second's retention must leave the first's
+// records and work folder alone, and the first must end ok. A third run,
+// once both have ended, removes them.
+func liveRetention(f *fixture) {
+	t := f.t
+	f.publishComponents()
+	dir := filepath.Join(f.root, "retain")
+	capsule := strings.Replace(runCapsule, "max_sessions: 3", "max_sessions: 1", 1)
+	srv, err := providertest.Serve(
+		providertest.Step{Text: "first done", Delay: 6 * time.Second},
+		providertest.Step{Text: "second done"},
+		providertest.Step{Text: "third done"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	writeFile(t, filepath.Join(dir, "murmur.yaml"), fmt.Sprintf(capsule, srv.URL))
+	f.must(dir, "install")
+	first := f.command(dir, "run", "--task", "first")
+	var out strings.Builder
+	first.Stdout, first.Stderr = &out, &out
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	asked := time.Now().Add(time.Minute)
+	for len(srv.Requests()) == 0 {
+		if time.Now().After(asked) {
+			t.Fatal("the first run never asked the model")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	running := f.checkRecords(dir, "first run started")
+	if len(running) != 1 {
+		t.Fatalf("sessions while the first runs: %v", running)
+	}
+	if out, _ := f.must(dir, "run", "--task", "second"); !strings.Contains(out, "second done") {
+		t.Fatalf("the second run:\n%s", out)
+	}
+	if ids := f.checkRecords(dir, "second run ended"); !slices.Contains(ids, running[0]) {
+		t.Fatalf("the second run's retention removed the running session %s: %v", running[0], ids)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "workdir", running[0])); err != nil {
+		t.Fatalf("the running session's work folder: %v", err)
+	}
+	if err := first.Wait(); err != nil || !strings.Contains(out.String(), "first done") || !strings.Contains(out.String(), "status: ok") {
+		t.Fatalf("the first run, its records kept: %v\n%s", err, out.String())
+	}
+	group, _ := session.RecordsGroup(f.murmurDir(), dir)
+	if b, err := os.ReadFile(filepath.Join(group, running[0], "out", "result.txt")); err != nil || !strings.Contains(string(b), "first done") {
+		t.Fatalf("the first run's result.txt: %q, %v", b, err)
+	}
+	f.must(dir, "run", "--task", "third")
+	if ids := f.checkRecords(dir, "third run ended"); len(ids) != 1 || slices.Contains(ids, running[0]) {
+		t.Fatalf("after both ended, max_sessions: 1 keeps only the newest: %v", ids)
 	}
 }
