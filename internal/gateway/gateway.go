@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/murmur/mur/internal/manifest"
 )
 
 // Address is the fixed loopback address artifacts send gateway requests
@@ -104,6 +106,13 @@ type Resolution struct {
 // file nor from the environment; mur run refuses with E-MAN-003.
 var ErrUnresolved = errors.New("credential reference unresolved")
 
+// unresolvedError is ErrUnresolved worded as mur doctor words it, so a
+// refused launch and doctor print the same line.
+type unresolvedError string
+
+func (e unresolvedError) Error() string        { return string(e) }
+func (e unresolvedError) Is(target error) bool { return target == ErrUnresolved }
+
 // New resolves spec's key before any session exists (config file first,
 // then the environment) and returns the gateway. getenv is os.Getenv in
 // production. base carries the readdressed requests; nil means a transport
@@ -134,8 +143,7 @@ func New(spec Spec, creds Credentials, getenv func(string) string, base http.Rou
 			res.EnvWarning = true
 			break
 		}
-		return nil, res, fmt.Errorf("%w: artifact %q gateway.api_key references ${%s}, which is set neither as credentials.%s in ~/.murmur/config.yaml nor in the environment; set it with `mur config set -g credentials.%s VALUE` or export %s",
-			ErrUnresolved, spec.Artifact, spec.KeyRef, spec.KeyRef, spec.KeyRef, spec.KeyRef)
+		return nil, res, unresolvedError(manifest.UnsetKeyMessage(spec.Artifact, spec.KeyRef))
 	default:
 		g.envKey = spec.Literal
 		res.Source = SourceLiteral

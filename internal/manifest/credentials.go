@@ -87,11 +87,18 @@ func CheckCredentials(c *Capsule, look CredentialLookup) ([]CredentialStatus, di
 			if st.Alternate {
 				ds = append(ds, c.diagAt(diag.RunAlternateUnavailable, field, "alternate driver '%s': %s is set in neither credentials.%s in ~/.murmur/config.yaml nor the environment; the choice is staged unavailable", a.Name, name, name))
 			} else {
-				ds = append(ds, c.diagAt(diag.ManInvalid, field, "artifact '%s': %s is set in neither credentials.%s in ~/.murmur/config.yaml nor the environment variable %s; set one of them", a.Name, name, name, name))
+				ds = append(ds, c.diagAt(diag.ManInvalid, field, "%s", UnsetKeyMessage(a.Name, name)))
 			}
 		}
 		out = append(out, st)
 	}
 	ds.Sort()
 	return out, ds
+}
+
+// UnsetKeyMessage is the one wording of a ${NAME} gateway key that
+// resolves from neither the config file nor the environment: mur doctor
+// and a refused mur run print exactly this.
+func UnsetKeyMessage(artifact, name string) string {
+	return fmt.Sprintf("artifact '%s': %s is set in neither credentials.%s in ~/.murmur/config.yaml nor the environment variable %s; set it with `mur config set -g credentials.%s VALUE` or export %s", artifact, name, name, name, name, name)
 }
