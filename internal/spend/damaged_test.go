@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/internal/diag"
 )
@@ -85,4 +86,33 @@ func TestMachineMeterReplacesByRename(t *testing.T) {
 			t.Fatalf("temporary file %s left behind", e.Name())
 		}
 	}
+}
+
+// FuzzMeterDecode: whatever the meter file holds, the meter either refuses
+// it with E-SPEND-001 or reads a day and a count it could have written.
+func FuzzMeterDecode(f *testing.F) {
+	f.Add([]byte(`{"day":"2026-12-01","used":5,"reserved":[{"id":"1-1","pid":1,"tokens":3,"day":"2026-12-01"}]}`))
+	f.Add([]byte(`{"day":"2026-12-01","used":5}`))
+	f.Add([]byte(""))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := NewMachineMeter("/nonexistent/machine-tokens.json", 1)
+		var mf meterFile
+		err := m.decode(b, &mf)
+		if err != nil {
+			var d diag.Diagnostic
+			if !errors.As(err, &d) || d.Code != diag.SpendMeter {
+				t.Fatalf("refused without E-SPEND-001: %v", err)
+			}
+			return
+		}
+		if _, perr := time.Parse(time.DateOnly, mf.Day); perr != nil || mf.Used < 0 {
+			t.Fatalf("read %+v from %q", mf, b)
+		}
+		for _, r := range mf.Reserved {
+			if r.Tokens < 0 || r.PID <= 0 {
+				t.Fatalf("read reservation %+v from %q", r, b)
+			}
+		}
+	})
 }
