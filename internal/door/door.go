@@ -137,30 +137,53 @@ func New(cfg Config) (*Door, error) {
 	return d, nil
 }
 
-// Listen binds addr ("127.0.0.1:0" lets the OS pick the port). A port
-// that network.internal_port names and another process holds is E-RUN-010.
-func (d *Door) Listen(addr string) error {
+// Bind opens the door's listening socket on addr ("127.0.0.1:0" lets the
+// OS pick the port) before the door exists, so the session can be told its
+// URL (MURMUR_CAPSULE_URL) as it opens. A port that network.internal_port
+// names and another process holds is E-RUN-010.
+func Bind(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return diag.Diagnostic{Code: diag.RunPortInUse, Field: "network.internal_port",
+			return nil, diag.Diagnostic{Code: diag.RunPortInUse, Field: "network.internal_port",
 				Msg: fmt.Sprintf("the door cannot bind %s: the port is already in use; free it, pick another internal_port, or omit internal_port to let the OS choose", addr)}
 		}
-		return fmt.Errorf("door: listening on %s: %w", addr, err)
+		return nil, fmt.Errorf("door: listening on %s: %w", addr, err)
 	}
-	d.listener = ln
-	d.url = "http://" + ln.Addr().String()
+	return ln, nil
+}
+
+// Addr is the loopback address network.internal_port names, or one the OS
+// picks when port is nil.
+func Addr(port *int64) string {
+	p := "0"
+	if port != nil {
+		p = strconv.FormatInt(*port, 10)
+	}
+	return net.JoinHostPort("127.0.0.1", p)
+}
+
+// URLOf is the base URL of a door listening on ln.
+func URLOf(ln net.Listener) string { return "http://" + ln.Addr().String() }
+
+// Listen binds addr for the door (see Bind).
+func (d *Door) Listen(addr string) error {
+	ln, err := Bind(addr)
+	if err != nil {
+		return err
+	}
+	d.Use(ln)
 	return nil
 }
 
 // ListenPort binds the loopback port network.internal_port names, or one
 // the OS picks when port is nil.
-func (d *Door) ListenPort(port *int64) error {
-	p := "0"
-	if port != nil {
-		p = strconv.FormatInt(*port, 10)
-	}
-	return d.Listen(net.JoinHostPort("127.0.0.1", p))
+func (d *Door) ListenPort(port *int64) error { return d.Listen(Addr(port)) }
+
+// Use makes ln, from Bind, the door's socket.
+func (d *Door) Use(ln net.Listener) {
+	d.listener = ln
+	d.url = URLOf(ln)
 }
 
 // URL is the door's base URL, the one MURMUR_CAPSULE_URL carries.
