@@ -27,10 +27,14 @@ type mountHolder struct {
 	cmd  *exec.Cmd
 	stop *os.File // write end of the holder's stdin; closing it ends the holder
 	ns   *os.File // the namespace, passed to each command's init
+	ipc  *os.File // the session's IPC namespace, passed the same way
 }
 
-// startHolder starts a holder in a new mount namespace built from m, and
-// returns once the namespace is ready.
+// startHolder starts a holder in a new mount namespace built from m, and a
+// new IPC namespace, and returns once they are ready. The IPC namespace
+// gives the session System V shared memory, message queues and semaphores
+// and POSIX message queues of its own: the host's are out of reach, and
+// what commands create dies with the holder.
 func startHolder(m *mountSpec) (*mountHolder, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -52,7 +56,7 @@ func startHolder(m *mountSpec) (*mountHolder, error) {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC, Setsid: true}
 	if err := cmd.Start(); err != nil {
 		inW.Close()
 		return nil, fmt.Errorf("mount holder: %w", err)
@@ -69,12 +73,21 @@ func startHolder(m *mountSpec) (*mountHolder, error) {
 		return nil, fmt.Errorf("mount holder: %w", err)
 	}
 	h.ns = ns
+	ipc, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/ipc")
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	h.ipc = ipc
 	return h, nil
 }
 
 func (h *mountHolder) close() {
 	if h.ns != nil {
 		h.ns.Close()
+	}
+	if h.ipc != nil {
+		h.ipc.Close()
 	}
 	h.stop.Close()
 	_ = h.cmd.Process.Kill()

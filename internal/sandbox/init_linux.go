@@ -37,6 +37,9 @@ type initSpec struct {
 	// MntnsFD is the inherited descriptor of the session's mount namespace
 	// (see holder_linux.go), or -1.
 	MntnsFD int `json:"mntns_fd"`
+	// IpcnsFD is the inherited descriptor of the session's IPC namespace
+	// (held by the same holder), or -1.
+	IpcnsFD int `json:"ipcns_fd"`
 
 	LandlockABI int            `json:"landlock_abi"`
 	Landlock    []landlockRule `json:"landlock,omitempty"`
@@ -152,6 +155,12 @@ func runInit(s *initSpec) error {
 		if err := unix.Chdir(wd); err != nil {
 			return fmt.Errorf("chdir %q: %w", wd, err)
 		}
+	}
+	if s.IpcnsFD >= 0 {
+		if err := unix.Setns(s.IpcnsFD, unix.CLONE_NEWIPC); err != nil {
+			return fmt.Errorf("join IPC namespace: %w", err)
+		}
+		unix.Close(s.IpcnsFD)
 	}
 	for _, r := range s.Rlimits {
 		// syscall.Setrlimit, not unix: it also stops the runtime restoring

@@ -7,3 +7,5 @@ package sandbox
 const auditArch = 0
 
 const x32Bit = 0
+
+var archDeniedSyscalls []uintptr

@@ -7,3 +7,6 @@ import "golang.org/x/sys/unix"
 const auditArch = unix.AUDIT_ARCH_AARCH64
 
 const x32Bit = 0
+
+// archDeniedSyscalls are deniedSyscalls this architecture alone has.
+var archDeniedSyscalls []uintptr

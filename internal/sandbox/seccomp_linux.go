@@ -26,7 +26,28 @@ var deniedSyscalls = []uintptr{
 	// noexec mount: execveat, /proc/self/fd and the dynamic loader all run
 	// it, and vm.memfd_noexec stops only the first two.
 	unix.SYS_MEMFD_CREATE,
+	// File notifications report events on any path the caller may read,
+	// including directories Landlock will not let it list.
+	unix.SYS_INOTIFY_INIT1, unix.SYS_FANOTIFY_INIT,
 }
+
+// selfOnlySyscalls act on the process whose pid is their first argument and
+// pass only when it is 0, the caller itself. Their permission check is a
+// matching uid, not ptrace, so neither Landlock's domain nor a dropped
+// capability stops a command running under mur's uid from lowering mur's
+// own rlimits (prlimit64), or moving it to another CPU or scheduling class.
+var selfOnlySyscalls = []uintptr{
+	unix.SYS_PRLIMIT64, unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_SETSCHEDULER,
+	unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR,
+}
+
+// setpriority and ioprio_set name their target by (which, who): they pass
+// only for the calling process itself; a process group or a whole uid
+// reaches the runtime too.
+const (
+	prioProcess      = 0 // PRIO_PROCESS
+	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS
+)
 
 // cloneNamespaceFlags are the clone(2) flags that would start a new
 // namespace; clone3 hides its flags behind a pointer, so it answers ENOSYS
@@ -101,7 +122,9 @@ const (
 // seccompFilter builds the filter: a foreign syscall ABI kills the process,
 // deniedSyscalls fail EPERM, socket families other than IPv4/IPv6 (and
 // AF_UNIX when unixSockets) fail EACCES, clone with namespace flags fails
-// EPERM, execveat fails ENOSYS, and deniedIoctls fail EPERM.
+// EPERM, execveat fails ENOSYS, deniedIoctls fail EPERM, and
+// selfOnlySyscalls, setpriority and ioprio_set aimed at any process but the
+// caller fail EPERM.
 func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	if auditArch == 0 {
 		return nil, fmt.Errorf("seccomp: no filter for this architecture")
@@ -127,6 +150,14 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	// and the noexec mounts check like any path.
 	b.jump(bpfJeqK, unix.SYS_EXECVEAT, "enosys", "")
 	b.jump(bpfJeqK, unix.SYS_IOCTL, "ioctl", "")
+	for _, nr := range archDeniedSyscalls {
+		b.jump(bpfJeqK, uint32(nr), "eperm", "")
+	}
+	for _, nr := range selfOnlySyscalls {
+		b.jump(bpfJeqK, uint32(nr), "self", "")
+	}
+	b.jump(bpfJeqK, unix.SYS_SETPRIORITY, "setpriority", "")
+	b.jump(bpfJeqK, unix.SYS_IOPRIO_SET, "ioprio", "")
 	b.label("allow")
 	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
 
@@ -144,6 +175,24 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 	for _, req := range deniedIoctls {
 		b.jump(bpfJeqK, req, "eperm", "")
 	}
+	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
+
+	b.label("self")
+	b.stmt(bpfLdAbsW, offArg0)
+	b.jump(bpfJeqK, 0, "allow3", "eperm")
+
+	b.label("setpriority")
+	b.stmt(bpfLdAbsW, offArg0)
+	b.jump(bpfJeqK, prioProcess, "", "eperm")
+	b.stmt(bpfLdAbsW, offArg1)
+	b.jump(bpfJeqK, 0, "allow3", "eperm")
+
+	b.label("ioprio")
+	b.stmt(bpfLdAbsW, offArg0)
+	b.jump(bpfJeqK, ioprioWhoProcess, "", "eperm")
+	b.stmt(bpfLdAbsW, offArg1)
+	b.jump(bpfJeqK, 0, "allow3", "eperm")
+	b.label("allow3")
 	b.stmt(bpfRetK, unix.SECCOMP_RET_ALLOW)
 
 	b.label("clone")

@@ -486,7 +486,7 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	}
 	spec := initSpec{
 		Path: path, Args: args, NetnsFD: -1,
-		Rlimits: s.rlimits(), MntnsFD: -1,
+		Rlimits: s.rlimits(), MntnsFD: -1, IpcnsFD: -1,
 		Seccomp: s.host.Seccomp && auditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
 	}
 	if s.host.LandlockABI >= minLandlockABI {
@@ -527,6 +527,8 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	if s.holder != nil {
 		spec.MntnsFD = 3 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.ns)
+		spec.IpcnsFD = 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.ipc)
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
