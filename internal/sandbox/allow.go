@@ -108,13 +108,57 @@ func (r *allowRule) allowsName(host string) bool {
 	return false
 }
 
+// grant is one address and port the rule lets through; port 0 is every
+// port. The namespace's nftables sets hold exactly the rule's grants, so a
+// destination outside them is refused by the kernel at connect time.
+type grant struct {
+	ip   netip.Addr
+	port int
+}
+
+// grants lists every address and port the rule lets through now.
+func (r *allowRule) grants() []grant {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []grant
+	for ip, ports := range r.launchIPs {
+		for _, p := range ports {
+			out = append(out, grant{ip, p})
+		}
+	}
+	for _, a := range r.allow {
+		for _, ip := range r.answered[a.Host] {
+			out = append(out, grant{ip, a.Port})
+		}
+	}
+	return out
+}
+
+// grantsOf is the set of ports ip is granted (0 = every port); r.mu held.
+func (r *allowRule) grantsOf(ip netip.Addr) map[int]bool {
+	out := map[int]bool{}
+	for _, p := range r.launchIPs[ip] {
+		out[p] = true
+	}
+	for _, a := range r.allow {
+		for _, x := range r.answered[a.Host] {
+			if x == ip {
+				out[a.Port] = true
+			}
+		}
+	}
+	return out
+}
+
 // remember records addresses the namespace's resolver answered for an
-// allowed name, keeping the newest maxAnswered.
-func (r *allowRule) remember(host string, ips []netip.Addr) {
+// allowed name, keeping the newest maxAnswered, and returns the grants
+// that appeared and those that went.
+func (r *allowRule) remember(host string, ips []netip.Addr) (added, removed []grant) {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	list := r.answered[host]
+	old := r.answered[host]
+	list := append([]netip.Addr(nil), old...)
 	for _, ip := range ips {
 		ip = ip.Unmap()
 		dup := false
@@ -126,7 +170,27 @@ func (r *allowRule) remember(host string, ips []netip.Addr) {
 		}
 	}
 	if len(list) > maxAnswered {
-		list = append([]netip.Addr(nil), list[len(list)-maxAnswered:]...)
+		list = list[len(list)-maxAnswered:]
+	}
+	touched := map[netip.Addr]map[int]bool{}
+	for _, ip := range append(append([]netip.Addr(nil), old...), list...) {
+		if _, ok := touched[ip]; !ok {
+			touched[ip] = r.grantsOf(ip)
+		}
 	}
 	r.answered[host] = list
+	for ip, before := range touched {
+		after := r.grantsOf(ip)
+		for p := range after {
+			if !before[p] {
+				added = append(added, grant{ip, p})
+			}
+		}
+		for p := range before {
+			if !after[p] {
+				removed = append(removed, grant{ip, p})
+			}
+		}
+	}
+	return added, removed
 }

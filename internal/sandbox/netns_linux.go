@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -18,13 +20,15 @@ import (
 
 // netns is a session's network namespace. It holds an up loopback and
 // nothing else: every address is routed to loopback (a local route for
-// 0.0.0.0/0 and ::/0), and an nftables rule in the namespace diverts each
-// TCP connection and UDP datagram that no socket of the namespace waits
-// for to the egress listeners (TPROXY), which then see the destination the
-// command asked for. What leaves the namespace is only what the egress
-// forwards from the host's namespace after the allow-list check; a
-// command's own loopback servers keep working, since traffic a namespace
-// socket waits for is never diverted.
+// 0.0.0.0/0 and ::/0), and nftables rules in the namespace divert each
+// TCP connection and UDP datagram to a granted destination (and UDP to
+// port 53) that no socket of the namespace waits for to the egress
+// listeners (TPROXY), which then see the destination the command asked
+// for; any other is refused at once (TCP reset, ICMP port unreachable).
+// What leaves the namespace is only what the egress forwards from the
+// host's namespace after its own allow-list check; a command's own
+// loopback servers keep working, since traffic a namespace socket waits
+// for is never diverted.
 type netns struct {
 	file *os.File
 	// run takes functions to run on the thread that lives in the
@@ -33,6 +37,10 @@ type netns struct {
 	done chan struct{}
 	tcp  []net.Listener // 127.0.0.1, and ::1 when the host has IPv6
 	udp  []*net.UDPConn // likewise
+
+	nftMu sync.Mutex
+	nft   *nftables.Conn // to the namespace's netlink, for the sets
+	sets  []familySets   // v4, and v6 when the host has IPv6
 }
 
 // nftTable is the namespace's nftables table; nothing else is in it.
@@ -154,15 +162,21 @@ func (n *netns) setup() error {
 	return n.divert()
 }
 
-// divert installs the namespace's only nftables rules, on prerouting (the
-// loopback every packet takes):
+// divert installs the namespace's only nftables table. On prerouting (the
+// loopback every packet takes), for each family with listeners:
 //
-//	socket transparent 0 accept                 # a namespace socket waits for it
-//	ip  tcp tproxy to 127.0.0.1:<tcp4> accept   # everything else, to the egress
-//	ip  udp tproxy to 127.0.0.1:<udp4> accept
-//	ip6 tcp tproxy to [::1]:<tcp6> accept
-//	ip6 udp tproxy to [::1]:<udp6> accept
-//	drop                                        # any other IP protocol
+//	socket transparent 0 accept                  # a namespace socket waits for it
+//	socket transparent 1 tcp tproxy to <tcp> accept  # a flow the egress holds
+//	socket transparent 1 udp tproxy to <udp> accept
+//	daddr @any tcp/udp tproxy … accept           # granted on every port
+//	daddr . th dport @ports tcp/udp tproxy … accept
+//	udp dport 53 tproxy to <udp> accept          # the namespace's resolver
+//	tcp reject with tcp reset                    # refused at connect
+//	udp reject with icmpx port-unreachable
+//	drop                                         # any other IP protocol
+//
+// The sets hold the allow rule's grants (see permit); the egress checks
+// the rule again before it forwards anything.
 func (n *netns) divert() error {
 	c, err := nftables.New(nftables.WithNetNSFd(int(n.file.Fd())))
 	if err != nil {
@@ -172,16 +186,27 @@ func (n *netns) divert() error {
 	accept := nftables.ChainPolicyAccept
 	ch := c.AddChain(&nftables.Chain{Name: "divert", Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookPrerouting, Priority: nftables.ChainPriorityMangle, Policy: &accept})
-	c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
-		&expr.Socket{Key: expr.SocketKeyTransparent, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0}},
-		&expr.Verdict{Kind: expr.VerdictAccept},
-	}})
-	for i, ln := range n.tcp {
-		fam, proto := byte(unix.NFPROTO_IPV4), nftables.TableFamilyIPv4
-		if i == 1 {
-			fam, proto = unix.NFPROTO_IPV6, nftables.TableFamilyIPv6
+	add := func(e ...expr.Any) { c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: e}) }
+	transparent := func(v byte) []expr.Any {
+		return []expr.Any{
+			&expr.Socket{Key: expr.SocketKeyTransparent, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{v}},
 		}
+	}
+	add(append(transparent(0), &expr.Verdict{Kind: expr.VerdictAccept})...)
+	for i, ln := range n.tcp {
+		f := famV4
+		if i == 1 {
+			f = famV6
+		}
+		anySet := &nftables.Set{Table: t, Name: "any" + f.name, KeyType: f.addrType}
+		portSet := &nftables.Set{Table: t, Name: "ports" + f.name, KeyType: nftables.MustConcatSetType(f.addrType, nftables.TypeInetService), Concatenation: true}
+		for _, set := range []*nftables.Set{anySet, portSet} {
+			if err := c.AddSet(set, nil); err != nil {
+				return fmt.Errorf("nftables set: %w", err)
+			}
+		}
+		n.sets = append(n.sets, familySets{any: anySet, ports: portSet, v6: i == 1})
 		ta := ln.Addr().(*net.TCPAddr)
 		ua := n.udp[i].LocalAddr().(*net.UDPAddr)
 		for _, d := range []struct {
@@ -189,29 +214,128 @@ func (n *netns) divert() error {
 			ip   net.IP
 			port int
 		}{{unix.IPPROTO_TCP, ta.IP, ta.Port}, {unix.IPPROTO_UDP, ua.IP, ua.Port}} {
-			ip := d.ip.To4()
-			if fam == unix.NFPROTO_IPV6 {
-				ip = d.ip.To16()
-			}
-			c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
+			match := []expr.Any{
 				&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{fam}},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{f.nfproto}},
 				&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{d.l4}},
+			}
+			ip := d.ip.To4()
+			if f.nfproto == unix.NFPROTO_IPV6 {
+				ip = d.ip.To16()
+			}
+			tproxy := []expr.Any{
 				&expr.Immediate{Register: 1, Data: ip},
-				&expr.Immediate{Register: 2, Data: []byte{byte(d.port >> 8), byte(d.port)}},
-				&expr.TProxy{Family: byte(proto), TableFamily: byte(nftables.TableFamilyINet), RegAddr: 1, RegPort: 2},
+				&expr.Immediate{Register: 2, Data: binaryPort(d.port)},
+				&expr.TProxy{Family: byte(f.table), TableFamily: byte(nftables.TableFamilyINet), RegAddr: 1, RegPort: 2},
 				// tproxy only marks the packet for the socket; accept ends
-				// the chain before the drop below.
+				// the chain before the refusals below.
 				&expr.Verdict{Kind: expr.VerdictAccept},
-			}})
+			}
+			rule := func(parts ...[]expr.Any) {
+				var all []expr.Any
+				for _, p := range parts {
+					all = append(all, p...)
+				}
+				add(all...)
+			}
+			daddr := &expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: f.daddrOff, Len: f.addrLen}
+			dport := &expr.Payload{DestRegister: f.portReg, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2}
+			rule(match, transparent(1), tproxy)
+			rule(match, []expr.Any{daddr, &expr.Lookup{SourceRegister: 1, SetName: anySet.Name, SetID: anySet.ID}}, tproxy)
+			rule(match, []expr.Any{daddr, dport, &expr.Lookup{SourceRegister: 1, SetName: portSet.Name, SetID: portSet.ID}}, tproxy)
+			if d.l4 == unix.IPPROTO_UDP {
+				rule(match, []expr.Any{
+					&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+					&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryPort(53)},
+				}, tproxy)
+			}
 		}
 	}
-	c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}}})
-	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables rules in the network namespace (TPROXY): %w", err)
+	l4 := func(proto byte) []expr.Any {
+		return []expr.Any{
+			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
+		}
 	}
+	add(append(l4(unix.IPPROTO_TCP), &expr.Reject{Type: unix.NFT_REJECT_TCP_RST})...)
+	add(append(l4(unix.IPPROTO_UDP), &expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_PORT_UNREACH})...)
+	add(&expr.Verdict{Kind: expr.VerdictDrop})
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables rules in the network namespace (the kernel needs nf_tables with TPROXY, socket and reject: nft_tproxy, nft_socket, nft_reject_inet): %w", err)
+	}
+	n.nft = c
 	return nil
+}
+
+// family is what the divert rules need to know of an address family.
+type family struct {
+	name     string
+	nfproto  byte
+	table    nftables.TableFamily
+	addrType nftables.SetDatatype
+	daddrOff uint32 // of the destination address in the network header
+	addrLen  uint32
+	portReg  uint32 // the 32-bit register after the address, for concatenation
+}
+
+var (
+	famV4 = family{"4", unix.NFPROTO_IPV4, nftables.TableFamilyIPv4, nftables.TypeIPAddr, 16, 4, 9}
+	famV6 = family{"6", unix.NFPROTO_IPV6, nftables.TableFamilyIPv6, nftables.TypeIP6Addr, 24, 16, 12}
+)
+
+// familySets are one family's grant sets.
+type familySets struct {
+	any, ports *nftables.Set
+	v6         bool
+}
+
+func binaryPort(p int) []byte { return []byte{byte(p >> 8), byte(p)} }
+
+// permit adds and removes grants in the namespace's sets.
+func (n *netns) permit(added, removed []grant) error {
+	if n == nil {
+		return nil // a resolver fuzzed without a namespace
+	}
+	n.nftMu.Lock()
+	defer n.nftMu.Unlock()
+	if n.nft == nil {
+		return nil
+	}
+	type change struct {
+		set  *nftables.Set
+		elem nftables.SetElement
+	}
+	key := func(g grant) (change, bool) {
+		for _, fs := range n.sets {
+			if fs.v6 != !g.ip.Is4() {
+				continue
+			}
+			addr := g.ip.AsSlice()
+			if g.port == 0 {
+				return change{fs.any, nftables.SetElement{Key: addr}}, true
+			}
+			// A concatenation's parts are each padded to 4 bytes.
+			k := append(append(addr, binaryPort(g.port)...), 0, 0)
+			return change{fs.ports, nftables.SetElement{Key: k}}, true
+		}
+		return change{}, false // a family this host has no listeners for
+	}
+	for _, g := range added {
+		if ch, ok := key(g); ok {
+			if err := n.nft.SetAddElements(ch.set, []nftables.SetElement{ch.elem}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, g := range removed {
+		if ch, ok := key(g); ok {
+			if err := n.nft.SetDeleteElements(ch.set, []nftables.SetElement{ch.elem}); err != nil {
+				return err
+			}
+		}
+	}
+	return n.nft.Flush()
 }
 
 // transparentSocket lets a socket accept connections and datagrams for
@@ -317,4 +441,45 @@ func (n *netns) replySocket(from, to *net.UDPAddr) (*net.UDPConn, error) {
 		return nil, net.ErrClosed
 	}
 	return c, err
+}
+
+// sendFrom sends one datagram inside the namespace from the address a
+// command sent to (from) back to the command (to), on a socket made for
+// it and closed at once: a resolver's answer. Raw calls, not net.Dialer,
+// which costs near a millisecond a socket here.
+func (n *netns) sendFrom(from, to netip.AddrPort, b []byte) error {
+	var err error
+	ok := n.do(func() {
+		fam, level, opt := unix.AF_INET, unix.SOL_IP, unix.IP_TRANSPARENT
+		if !from.Addr().Is4() {
+			fam, level, opt = unix.AF_INET6, unix.SOL_IPV6, unix.IPV6_TRANSPARENT
+		}
+		var fd int
+		fd, err = unix.Socket(fam, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return
+		}
+		defer unix.Close(fd)
+		if err = unix.SetsockoptInt(fd, level, opt, 1); err != nil {
+			return
+		}
+		if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return
+		}
+		if err = unix.Bind(fd, sockaddr(from)); err != nil {
+			return
+		}
+		err = unix.Sendto(fd, b, unix.MSG_DONTWAIT, sockaddr(to))
+	})
+	if !ok {
+		return net.ErrClosed
+	}
+	return err
+}
+
+func sockaddr(a netip.AddrPort) unix.Sockaddr {
+	if a.Addr().Is4() {
+		return &unix.SockaddrInet4{Addr: a.Addr().As4(), Port: int(a.Port())}
+	}
+	return &unix.SockaddrInet6{Addr: a.Addr().As16(), Port: int(a.Port())}
 }

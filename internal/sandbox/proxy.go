@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -74,7 +75,7 @@ type udpFlow struct {
 	up   *net.UDPConn // on the host: connected to dst
 }
 
-func newEgress(ctx context.Context, ns *netns, allow []AllowHost) *egress {
+func newEgress(ctx context.Context, ns *netns, allow []AllowHost) (*egress, error) {
 	e := &egress{
 		rule:    newAllowRule(ctx, allow),
 		ns:      ns,
@@ -85,6 +86,11 @@ func newEgress(ctx context.Context, ns *netns, allow []AllowHost) *egress {
 		flows:   map[flowKey]*udpFlow{},
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if err := ns.permit(e.rule.grants(), nil); err != nil {
+		e.cancel()
+		ns.close()
+		return nil, fmt.Errorf("network namespace grants: %w", err)
+	}
 	for _, ln := range ns.tcp {
 		e.wg.Add(1)
 		go e.serveTCP(ln)
@@ -93,7 +99,7 @@ func newEgress(ctx context.Context, ns *netns, allow []AllowHost) *egress {
 		e.wg.Add(1)
 		go e.serveUDP(c)
 	}
-	return e
+	return e, nil
 }
 
 // close stops the listeners (with the namespace) and every forward, even
@@ -382,29 +388,29 @@ func (e *egress) resolve(src, dst netip.AddrPort, b []byte) {
 		e.deny("udp " + dst.String())
 		return
 	}
-	name := q.Name.String()
+	reply := func(answer []byte) {
+		if answer != nil {
+			_ = e.ns.sendFrom(dst, src, answer)
+		}
+	}
+	if !e.rule.allowsName(trimDot(q.Name.String())) {
+		// No lookup: answered at once, so refusals never queue behind one.
+		answer, _ := e.answer(h, q)
+		e.deny("dns " + trimDot(q.Name.String()))
+		reply(answer)
+		return
+	}
 	select {
 	case e.lookups <- struct{}{}:
 	default:
-		return
+		return // resolvers retry
 	}
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
 		defer func() { <-e.lookups }()
-		answer, ok := e.answer(h, q)
-		if !ok {
-			e.deny("dns " + trimDot(name))
-		}
-		if answer == nil {
-			return
-		}
-		down, err := e.ns.replySocket(net.UDPAddrFromAddrPort(dst), net.UDPAddrFromAddrPort(src))
-		if err != nil {
-			return
-		}
-		_, _ = down.Write(answer)
-		down.Close()
+		answer, _ := e.answer(h, q)
+		reply(answer)
 	}()
 }
 
@@ -438,7 +444,12 @@ func (e *egress) answer(h dnsmessage.Header, q dnsmessage.Question) (reply []byt
 		switch {
 		case err == nil:
 			ips = addrs
-			e.rule.remember(name, addrs)
+			// The kernel's sets first, so the address is reachable by the
+			// time the command reads the answer; an address the sets could
+			// not take is not answered.
+			if err := e.ns.permit(e.rule.remember(name, addrs)); err != nil {
+				ips, rh.RCode = nil, dnsmessage.RCodeServerFailure
+			}
 		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 			// No address of this family: an empty answer.
 		default:

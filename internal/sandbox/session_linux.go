@@ -102,7 +102,9 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 		if err != nil {
 			return fail(err)
 		}
-		s.egress = newEgress(ctx, ns, p.Network.Allow)
+		if s.egress, err = newEgress(ctx, ns, p.Network.Allow); err != nil {
+			return fail(err)
+		}
 	}
 	if err := s.plan(name); err != nil {
 		return fail(err)
