@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/murmur/mur/internal/wasm/rewrite"
 )
 
 // The compile cache keeps one file per compiled component:
@@ -80,7 +82,7 @@ func (e *Engine) Cached(id [32]byte) bool {
 // loadCached returns the cached component for key and how its code takes
 // the streams fast path, or nil after removing any file that fails its
 // check.
-func (e *Engine) loadCached(dir, key string) (*Component, streamsMode) {
+func (e *Engine) loadCached(dir, key string) (*Component, rewrite.Mode) {
 	matches, _ := filepath.Glob(filepath.Join(dir, key+".*.cwasm"))
 	for _, path := range matches {
 		if !cacheFileValid(path, key) {
@@ -96,19 +98,19 @@ func (e *Engine) loadCached(dir, key string) (*Component, streamsMode) {
 		}
 		return c, modeFromName(path)
 	}
-	return nil, streamsSlow
+	return nil, rewrite.Slow
 }
 
-// modeLetters name a streamsMode in cache file names.
-var modeLetters = [...]byte{streamsSlow: 's', streamsWrites: 'w', streamsReadWrite: 'f', streamsShim: 'r'}
+// modeLetters name a rewrite.Mode in cache file names.
+var modeLetters = [...]byte{rewrite.Slow: 's', rewrite.Writes: 'w', rewrite.ReadWrite: 'f', rewrite.Shim: 'r'}
 
-func modeFromName(path string) streamsMode {
+func modeFromName(path string) rewrite.Mode {
 	for m, c := range modeLetters {
 		if strings.HasSuffix(path, "."+string(c)+".cwasm") {
-			return streamsMode(m)
+			return rewrite.Mode(m)
 		}
 	}
-	return streamsSlow
+	return rewrite.Slow
 }
 
 const stampSuffix = ".verified"
@@ -151,7 +153,7 @@ func writeStamp(path, id string) {
 	}
 }
 
-func (e *Engine) storeCached(c *Component, dir, key string, mode streamsMode) error {
+func (e *Engine) storeCached(c *Component, dir, key string, mode rewrite.Mode) error {
 	b, err := c.Serialize()
 	if err != nil {
 		return err

@@ -16,6 +16,8 @@ import (
 	"runtime/cgo"
 	"time"
 	"unsafe"
+
+	"github.com/murmur/mur/internal/wasm/rewrite"
 )
 
 //export goRelease
@@ -60,7 +62,7 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	in := make([]Val, int(nargs))
 	for i, a := range unsafe.Slice((*cval)(unsafe.Pointer(args)), int(nargs)) {
 		in[i] = fromC(&a)
-		if hf.streams != streamsSlow {
+		if hf.streams != rewrite.Slow {
 			in[i] = bytesFromLatin1(in[i])
 		}
 	}
@@ -75,10 +77,10 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 		return c.fail(fmt.Errorf("%s returned a bad value: %w", hf.name, err))
 	}
 	switch hf.streams {
-	case streamsReadWrite:
-		out = bytesToStrings(out, latin1Encode) // valid UTF-8 by construction
-	case streamsShim:
-		out = bytesToStrings(out, shimString) // likewise
+	case rewrite.ReadWrite:
+		out = bytesToStrings(out, rewrite.Latin1Encode) // valid UTF-8 by construction
+	case rewrite.Shim:
+		out = bytesToStrings(out, rewrite.ShimString) // likewise
 	}
 	dst := (*cval)(unsafe.Pointer(results))
 	if err := toC(ctx, &out, dst); err != nil {

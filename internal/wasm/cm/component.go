@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/murmur/mur/internal/wasm/rewrite"
 )
 
 // Component is a compiled component, ready to instantiate in any store of
@@ -23,8 +25,8 @@ type Component struct {
 	digest [32]byte // sha256 of the component binary; zero when deserialized
 	// streams: how the binary was rewritten for the streams byte fast
 	// path, so host functions of wasi:io/streams see latin1 strings for
-	// bytes (rewrite.go).
-	streams streamsMode
+	// bytes (internal/wasm/rewrite).
+	streams rewrite.Mode
 	// imports is read once: instantiation matches it against the linker.
 	importsOnce sync.Once
 	imports     []Import
@@ -66,12 +68,12 @@ func (e *Engine) Compile(wasm []byte) (*Component, error) {
 func (e *Engine) compileFast(wasm []byte, digest [32]byte) (*Component, error) {
 	code, mode := e.rewrite(wasm)
 	c, err := e.compile(code, digest)
-	if err != nil && mode == streamsShim {
-		code, mode = patchStreams(wasm, true)
+	if err != nil && mode == rewrite.Shim {
+		code, mode = rewrite.InPlace(wasm, true)
 		c, err = e.compile(code, digest)
 	}
-	if err != nil && mode != streamsSlow {
-		mode = streamsSlow
+	if err != nil && mode != rewrite.Slow {
+		mode = rewrite.Slow
 		c, err = e.compile(wasm, digest)
 	}
 	if err != nil {
@@ -282,9 +284,9 @@ func (e *Engine) CompileFrom(id [32]byte, load func() ([]byte, error)) (*Compone
 }
 
 // rewrite applies the streams fast path unless the engine turned it off.
-func (e *Engine) rewrite(wasm []byte) ([]byte, streamsMode) {
+func (e *Engine) rewrite(wasm []byte) ([]byte, rewrite.Mode) {
 	if e.cfg.SlowStreams {
-		return wasm, streamsSlow
+		return wasm, rewrite.Slow
 	}
-	return rewriteStreams(wasm)
+	return rewrite.Streams(wasm, Wat2Wasm)
 }

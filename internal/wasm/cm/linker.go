@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/murmur/mur/internal/wasm/rewrite"
 )
 
 // HostFunc implements an imported function. args are the guest's
@@ -116,15 +118,15 @@ func (l *Linker) Close() error {
 // binding maps one top-level import name to the definitions serving it.
 type binding struct {
 	name    string
-	defined string      // the name the definitions were given
-	streams streamsMode // bytes cross as latin1 strings (rewrite.go)
+	defined string       // the name the definitions were given
+	streams rewrite.Mode // bytes cross as latin1 strings (internal/wasm/rewrite)
 }
 
 // bindingMode is how the host functions serving import name of c convert
 // bytes.
-func bindingMode(c *Component, name string) streamsMode {
-	if !fastStreams(name) {
-		return streamsSlow
+func bindingMode(c *Component, name string) rewrite.Mode {
+	if !rewrite.FastStreams(name) {
+		return rewrite.Slow
 	}
 	return c.streams
 }
@@ -210,7 +212,7 @@ func (l *Linker) linkerFor(c *Component) (*builtLinker, error) {
 func (l *Linker) build(plan []binding) (*builtLinker, error) {
 	ptr := C.wasmtime_component_linker_new(l.engine.ptr)
 	root := C.wasmtime_component_linker_root(ptr)
-	err := defineFuncs(root, l.root, nil, streamsSlow)
+	err := defineFuncs(root, l.root, nil, rewrite.Slow)
 	for _, b := range plan {
 		if err != nil {
 			break
@@ -229,7 +231,7 @@ func (l *Linker) build(plan []binding) (*builtLinker, error) {
 }
 
 func defineInstance(parent *C.wasmtime_component_linker_instance_t, name string, n *linkNode, path []string,
-	streams streamsMode) error {
+	streams rewrite.Mode) error {
 	var li *C.wasmtime_component_linker_instance_t
 	p, len_ := strPtr(name)
 	err := takeError(C.wasmtime_component_linker_instance_add_instance(parent, p, len_, &li))
@@ -242,14 +244,14 @@ func defineInstance(parent *C.wasmtime_component_linker_instance_t, name string,
 		return err
 	}
 	for _, child := range sortedKeys(n.children) {
-		if err := defineInstance(li, child, n.children[child], append(path, child), streamsSlow); err != nil {
+		if err := defineInstance(li, child, n.children[child], append(path, child), rewrite.Slow); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path []string, streams streamsMode) error {
+func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path []string, streams rewrite.Mode) error {
 	for _, name := range sortedKeys(n.resources) {
 		def := n.resources[name]
 		h := cgo.NewHandle(&hostResource{name: qualify(path, name), dtor: def.dtor})
@@ -275,7 +277,7 @@ func defineFuncs(li *C.wasmtime_component_linker_instance_t, n *linkNode, path [
 type hostFunc struct {
 	name    string
 	fn      HostFunc
-	streams streamsMode
+	streams rewrite.Mode
 }
 
 type hostResource struct {

@@ -5,12 +5,15 @@ package cm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/murmur/mur/internal/wasm/rewrite"
 )
 
 // streamsHost serves the streams.wat import: write checks it got a run of
@@ -62,7 +65,7 @@ func TestStreamsFastPath(t *testing.T) {
 				}
 				t.Cleanup(func() { c.Close() })
 			}
-			if (c.streams != streamsSlow) == slow {
+			if (c.streams != rewrite.Slow) == slow {
 				t.Fatalf("streams mode %d with SlowStreams %t", c.streams, slow)
 			}
 			chunk := counting(64 << 10)
@@ -107,13 +110,13 @@ func TestRewriteLeavesOtherComponents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, mode := rewriteStreams(wasm)
-		if mode != streamsSlow || !bytes.Equal(out, wasm) {
+		out, mode := rewrite.Streams(wasm, Wat2Wasm)
+		if mode != rewrite.Slow || !bytes.Equal(out, wasm) {
 			t.Errorf("%s was rewritten", name)
 		}
 	}
 	for _, junk := range [][]byte{nil, []byte("\x00asm\x0d\x00\x01\x00\x07\xff"), []byte("\x00asm\x01\x00\x00\x00")} {
-		if out, mode := rewriteStreams(junk); mode != streamsSlow || !bytes.Equal(out, junk) {
+		if out, mode := rewrite.Streams(junk, Wat2Wasm); mode != rewrite.Slow || !bytes.Equal(out, junk) {
 			t.Errorf("junk %q was rewritten", junk)
 		}
 	}
@@ -121,36 +124,68 @@ func TestRewriteLeavesOtherComponents(t *testing.T) {
 
 func TestLatin1Encode(t *testing.T) {
 	mixed := append([]byte("plain ascii text, long enough for words "), counting(512)...)
-	v := bytesToStrings(OK(Bytes(mixed)), latin1Encode)
+	v := bytesToStrings(OK(Bytes(mixed)), rewrite.Latin1Encode)
 	p, _ := v.Payload()
 	if p.Kind() != KindString {
 		t.Fatalf("bytesToStrings gave %s", p.Kind())
 	}
-	checkLatin1(t, mixed, p.Str())
+	if got := rewrite.Latin1Decode(p.Str()); !bytes.Equal(got, mixed) {
+		t.Fatalf("the string does not decode to the bytes: % x", got)
+	}
 }
 
-// checkLatin1 fails unless s is valid UTF-8 whose chars are b's bytes.
-func checkLatin1(t *testing.T, b []byte, s string) {
-	t.Helper()
-	if !utf8.ValidString(s) {
-		t.Fatalf("latin1Encode(% x) is not UTF-8", b)
+// rewriteFixtures are the components internal/wasm/rewrite tests without
+// cgo, as binaries in its testdata: TestRewriteFixtures compiles them here
+// and checks (or, with MUR_UPDATE_FIXTURES=1, writes) those files, and the
+// shim modules the read shim compiles for them.
+func rewriteFixtures(t *testing.T) map[string]string {
+	return map[string]string{
+		"streams":      mustRead(t, "testdata/streams.wat"),
+		"adapter":      adapterStreams(t),
+		"values":       mustRead(t, "testdata/values.wat"),
+		"wasi-streams": wasiStreamsText,
+		"shim-falls":   shimFallbackText,
 	}
-	got := make([]byte, 0, len(b))
-	for _, r := range s {
-		got = append(got, byte(r))
-		if r > 0xff {
-			t.Fatalf("latin1Encode(% x) has char %U", b, r)
+}
+
+func TestRewriteFixtures(t *testing.T) {
+	update := os.Getenv("MUR_UPDATE_FIXTURES") == "1"
+	dir := filepath.Join("..", "rewrite", "testdata")
+	check := func(name string, b []byte) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%s is stale (%v): regenerate with MUR_UPDATE_FIXTURES=1 go test ./internal/wasm/cm -run TestRewriteFixtures", path, err)
 		}
 	}
-	if !bytes.Equal(got, b) {
-		t.Fatalf("latin1Encode(% x) holds % x", b, got)
+	// The shim's modules, by the sha256 of their text: the rewrite tests'
+	// compiler serves them from there.
+	recording := func(text string) ([]byte, error) {
+		b, err := Wat2Wasm(text)
+		if err == nil {
+			sum := sha256.Sum256([]byte(text))
+			check(filepath.Join("shim", hex.EncodeToString(sum[:])+".wasm"), b)
+		}
+		return b, err
 	}
-}
-
-func FuzzLatin1Encode(f *testing.F) {
-	f.Add([]byte("hello"))
-	f.Add(counting(300))
-	f.Fuzz(func(t *testing.T, b []byte) { checkLatin1(t, b, latin1Encode(b)) })
+	for name, text := range rewriteFixtures(t) {
+		wasm, err := Wat2Wasm(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(name+".wasm", wasm)
+		rewrite.Streams(wasm, recording)
+	}
 }
 
 // adapterStreams is streams.wat with its realloc exported under the
@@ -170,14 +205,14 @@ func TestRewriteAdapterLowering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, mode := rewriteStreams(wasm); mode != streamsWrites {
+	if _, mode := rewrite.Streams(wasm, Wat2Wasm); mode != rewrite.Writes {
 		t.Fatalf("mode %d for a component lowering reads with cabi_import_realloc, want writes only", mode)
 	}
 	plain, err := Wat2Wasm(mustRead(t, "testdata/streams.wat"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, mode := rewriteStreams(plain); mode != streamsReadWrite {
+	if _, mode := rewrite.Streams(plain, Wat2Wasm); mode != rewrite.ReadWrite {
 		t.Fatalf("mode %d for the fixture with its own realloc, want reads and writes", mode)
 	}
 }
@@ -209,7 +244,7 @@ func FuzzRewriteStreams(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		if _, mode := rewriteStreams(wasm); mode == streamsSlow {
+		if _, mode := rewrite.Streams(wasm, Wat2Wasm); mode == rewrite.Slow {
 			return
 		}
 		if c, err := slow.Compile(wasm); err == nil {
@@ -224,7 +259,7 @@ func FuzzRewriteStreams(f *testing.F) {
 }
 
 // wasiStreamsText imports wasi:io/streams as WASI guests do and exports a
-// function that reads, so wrapReads takes it. (A top-level function export
+// function that reads, so the read shim takes it. (A top-level function export
 // whose type used the imported stream resource would not re-export from
 // the outer component; such a guest compiles through the fallback.)
 const wasiStreamsText = `(component $root
@@ -316,12 +351,12 @@ func TestRewriteRealGuests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, mode := rewriteStreams(wasm)
+			out, mode := rewrite.Streams(wasm, Wat2Wasm)
 			// Every guest that reads streams takes the read shim; one that
 			// only writes (stdout) gets its writes patched.
-			want := streamsShim
-			if !bytes.Contains(wasm, []byte(readFunc)) && !bytes.Contains(wasm, []byte(blockingReadFunc)) {
-				want = streamsWrites
+			want := rewrite.Shim
+			if !bytes.Contains(wasm, []byte("[method]input-stream.read")) && !bytes.Contains(wasm, []byte("[method]input-stream.blocking-read")) {
+				want = rewrite.Writes
 			}
 			if mode != want {
 				t.Fatalf("rewrite mode %d, want %d", mode, want)
@@ -341,21 +376,21 @@ func TestRewriteRealGuests(t *testing.T) {
 func TestRewriteModes(t *testing.T) {
 	tests := []struct {
 		name, decls string
-		want        streamsMode
+		want        rewrite.Mode
 	}{
 		{"read result", `(type $bytes (list u8))
     (type $res (result $bytes))
-    (export "read" (func (param "len" u64) (result $res)))`, streamsReadWrite},
+    (export "read" (func (param "len" u64) (result $res)))`, rewrite.ReadWrite},
 		{"write parameter only", `(type $bytes (list u8))
-    (export "write" (func (param "contents" $bytes) (result u32)))`, streamsWrites},
+    (export "write" (func (param "contents" $bytes) (result u32)))`, rewrite.Writes},
 		{"result type exported by name", `(type $bytes (list u8))
     (type $res (result $bytes))
     (export "res" (type (eq $res)))
-    (export "read" (func (param "len" u64) (result $res)))`, streamsSlow},
+    (export "read" (func (param "len" u64) (result $res)))`, rewrite.Slow},
 		{"result type taken as a parameter", `(type $bytes (list u8))
     (type $res (result $bytes))
     (export "read" (func (param "len" u64) (result $res)))
-    (export "echo" (func (param "r" $res)))`, streamsSlow},
+    (export "echo" (func (param "r" $res)))`, rewrite.Slow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,7 +403,7 @@ func TestRewriteModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, mode := rewriteStreams(wasm)
+			out, mode := rewrite.Streams(wasm, Wat2Wasm)
 			if mode != tt.want {
 				t.Fatalf("mode %d, want %d", mode, tt.want)
 			}
@@ -391,16 +426,16 @@ func TestShimFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := wrapReads(wasm); !ok {
-		t.Fatal("wrapReads refused the component; the test needs one it takes")
+	if _, mode := rewrite.Streams(wasm, Wat2Wasm); mode != rewrite.Shim {
+		t.Fatal("the read shim refused the component; the test needs one it takes")
 	}
 	c, err := newEngine(t, Config{}).Compile(wasm)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
 	defer c.Close()
-	if c.streams != streamsReadWrite {
-		t.Fatalf("streams mode %d, want the in-place rewrite (%d)", c.streams, streamsReadWrite)
+	if c.streams != rewrite.ReadWrite {
+		t.Fatalf("streams mode %d, want the in-place rewrite (%d)", c.streams, rewrite.ReadWrite)
 	}
 }
 
@@ -424,8 +459,8 @@ func TestShimWrapsWASIShapedStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, mode := rewriteStreams(wasm)
-	if mode != streamsShim {
+	out, mode := rewrite.Streams(wasm, Wat2Wasm)
+	if mode != rewrite.Shim {
 		t.Fatalf("mode %d, want the shim", mode)
 	}
 	e := newEngine(t, Config{})
@@ -434,7 +469,7 @@ func TestShimWrapsWASIShapedStreams(t *testing.T) {
 		t.Fatalf("compile: %v", err)
 	}
 	defer c.Close()
-	if c.streams != streamsShim || len(out) <= len(wasm) {
+	if c.streams != rewrite.Shim || len(out) <= len(wasm) {
 		t.Fatalf("compiled with mode %d", c.streams)
 	}
 }

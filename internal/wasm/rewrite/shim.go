@@ -1,7 +1,8 @@
-package cm
+package rewrite
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,7 +32,7 @@ import (
 // shim memory into the guest's with one allocation of exactly their
 // length, which even the adapter's cabi_import_realloc takes.
 //
-// The host sends each read as one string (shimEncode): 'A' followed by the
+// The host sends each read as one string (ShimEncode): 'A' followed by the
 // bytes when they are valid UTF-8 (the shim just skips the mode byte), or
 // else 'P'+r followed by the bytes 7 at a time in the low 7 bits of 8
 // ASCII chars (r: the byte count mod 7), which the shim unpacks a group
@@ -67,7 +68,7 @@ const (
 // wrapReads returns inner nested in an outer component that serves its
 // stream reads through the shim, or ok=false when inner's shape is not
 // one it understands (the caller then keeps inner as it is).
-func wrapReads(inner []byte) (out []byte, ok bool) {
+func wrapReads(inner []byte, wat Compiler) (out []byte, ok bool) {
 	defer onRewriteError(func() { out, ok = nil, false })
 	if !isComponent(inner) {
 		return nil, false
@@ -135,7 +136,7 @@ func wrapReads(inner []byte) (out []byte, ok bool) {
 					imp.sort, imp.idx = []byte{0x04}, sp.components
 					sp.components++
 				case 0x05:
-					if fastStreams(name) {
+					if FastStreams(name) {
 						if streams >= 0 || int(idx) >= len(typeStart) || typeStart[idx] < 0 {
 							panic(errRewrite)
 						}
@@ -195,7 +196,15 @@ func wrapReads(inner []byte) (out []byte, ok bool) {
 			return nil, false
 		}
 	}
-	return buildOuter(inner, prefix, results, sp, imports, exports, imports[streams].idx, decls, reads), true
+	names := make([]string, len(reads))
+	for i, d := range reads {
+		names[i] = d.name
+	}
+	mods, err := shimModules(names, wat)
+	if err != nil {
+		return nil, false
+	}
+	return buildOuter(inner, prefix, results, sp, imports, exports, imports[streams].idx, decls, reads, mods), true
 }
 
 func hasExport(decls []streamsExport, name string, sort byte) bool {
@@ -489,12 +498,12 @@ type outer struct {
 
 // buildOuter writes the outer component (see the comment at the top).
 func buildOuter(inner []byte, prefix []section, results []patch, sp shimSpaces, imports []instArg,
-	exports []shimExport, streamsInst uint32, all []streamsDecl, reads []streamsExport) []byte {
+	exports []shimExport, streamsInst uint32, all []streamsDecl, reads []streamsExport, mods [2][]byte) []byte {
 	o := &outer{out: append([]byte(nil), inner[:8]...), sp: sp, idx: map[string]uint32{}}
 	// The guest's imports, with the streams reads returning strings.
 	o.out = append(o.out, applyPatches(inner, prefix, results)[8:]...)
 	o.aliasStreams(streamsInst, exportsOf(all))
-	o.shim(reads, o.readType(reads))
+	o.shim(reads, o.readType(reads), mods)
 	streams := o.streamsInstance(all)
 	o.guest(inner, imports, exports, streams)
 	return o.out
@@ -551,13 +560,9 @@ func (o *outer) readType(reads []streamsExport) uint32 {
 // (realloc) and 1 (reset) are the memory module's; funcs 2..n+1 the
 // host's n reads lowered into shim memory, n+2 the stream borrow's drop,
 // n+3.. the read module's reads.
-func (o *outer) shim(reads []streamsExport, funcTy uint32) {
-	names := make([]string, len(reads))
-	for i, d := range reads {
-		names[i] = d.name
-	}
+func (o *outer) shim(reads []streamsExport, funcTy uint32, mods [2][]byte) {
 	memMod, readMod := o.sp.modules, o.sp.modules+1
-	for _, m := range shimModules(names) {
+	for _, m := range mods {
 		o.out = append(o.out, secCoreModule)
 		o.out = appendU32(o.out, uint32(len(m)))
 		o.out = append(o.out, m...)
@@ -680,7 +685,7 @@ func (o *outer) guest(inner []byte, imports []instArg, exports []shimExport, str
 	args := make([]instArg, len(imports))
 	for i, imp := range imports {
 		args[i] = imp
-		if fastStreams(imp.name) {
+		if FastStreams(imp.name) {
 			args[i] = instArg{imp.name, []byte{sortInstance}, streams}
 		}
 	}
@@ -736,35 +741,47 @@ func appendS33(b []byte, v uint32) []byte {
 	}
 }
 
+// Compiler turns WebAssembly text into a core module binary; cm passes
+// wasmtime's (cm.Wat2Wasm). The shim's two modules are written as text.
+type Compiler func(text string) ([]byte, error)
+
 // shimModules returns the shim's two core modules for the given read
 // functions: "mem" (memory, a bump allocator reset after every call) and
-// "reads" (one export per read: call the host, decode in place).
-func shimModules(reads []string) [2][]byte {
-	shimOnce.Do(func() {
-		var err error
-		if shimMem, err = Wat2Wasm(shimMemText); err != nil {
-			panic(fmt.Sprintf("cm: shim memory module: %v", err))
-		}
-	})
-	text := readsText(reads)
+// "reads" (one export per read: call the host, decode in place). Each
+// text is compiled once per process.
+func shimModules(reads []string, wat Compiler) ([2][]byte, error) {
+	mem, err := compileOnce(shimMemText, wat)
+	if err != nil {
+		return [2][]byte{}, fmt.Errorf("shim memory module: %w", err)
+	}
+	m, err := compileOnce(readsText(reads), wat)
+	if err != nil {
+		return [2][]byte{}, fmt.Errorf("shim read module: %w", err)
+	}
+	return [2][]byte{mem, m}, nil
+}
+
+func compileOnce(text string, wat Compiler) ([]byte, error) {
 	shimMu.Lock()
 	defer shimMu.Unlock()
-	m, ok := shimReads[text]
-	if !ok {
-		var err error
-		if m, err = Wat2Wasm(text); err != nil {
-			panic(fmt.Sprintf("cm: shim read module: %v", err))
-		}
-		shimReads[text] = m
+	if m, ok := shimModuleCache[text]; ok {
+		return m, nil
 	}
-	return [2][]byte{shimMem, m}
+	if wat == nil {
+		return nil, errNoCompiler
+	}
+	m, err := wat(text)
+	if err != nil {
+		return nil, err
+	}
+	shimModuleCache[text] = m
+	return m, nil
 }
 
 var (
-	shimOnce  sync.Once
-	shimMem   []byte
-	shimMu    sync.Mutex
-	shimReads = map[string][]byte{}
+	shimMu          sync.Mutex
+	shimModuleCache = map[string][]byte{}
+	errNoCompiler   = errors.New("no WebAssembly text compiler")
 )
 
 // shimMemText: the results area is bytes 0–15 (a read's result is 12
@@ -859,8 +876,8 @@ func readsText(reads []string) string {
 	return b.String()
 }
 
-// shimEncode is how a read's bytes cross to the shim (see the top).
-func shimEncode(b []byte) []byte {
+// ShimEncode is how a read's bytes cross to the shim (see the top).
+func ShimEncode(b []byte) []byte {
 	if utf8.Valid(b) {
 		out := make([]byte, 1+len(b))
 		out[0] = 'A'
@@ -895,8 +912,8 @@ func pack7(x uint64) uint64 {
 		(x>>28&0x7f)<<32 | (x>>35&0x7f)<<40 | (x>>42&0x7f)<<48 | (x>>49&0x7f)<<56
 }
 
-// shimString is shimEncode's bytes as the string a result carries.
-func shimString(b []byte) string {
-	e := shimEncode(b)
+// ShimString is ShimEncode's bytes as the string a result carries.
+func ShimString(b []byte) string {
+	e := ShimEncode(b)
 	return unsafe.String(unsafe.SliceData(e), len(e))
 }

@@ -1,4 +1,11 @@
-package cm
+// Package rewrite rewrites component binaries, in pure Go, so that
+// wasi:io/streams bytes cross wasmtime's C API as strings: in place (the
+// streams instance's list<u8> become latin1 strings) or by nesting the
+// guest inside an outer component whose read shim decodes them (shim.go).
+// internal/wasm/cm applies it before compiling a guest and converts the
+// values its host functions see; anything this package does not
+// understand is left unchanged.
+package rewrite
 
 import (
 	"encoding/binary"
@@ -19,7 +26,7 @@ import (
 // string-encoding=latin1+utf16. Both have the same core ABI ((ptr, len),
 // alignment 4), so the guest's code is untouched; with latin1 each guest
 // byte is one char U+0000–U+00FF, so any bytes are valid. Host functions
-// serving that instance see bytes (bytesFromLatin1 on arguments,
+// serving that instance see bytes (cm's bytesFromLatin1 on arguments,
 // bytesToStrings on results), so the host code is the same either way.
 //
 // Lowering a latin1+utf16 result asks the guest's realloc for the string's
@@ -38,18 +45,18 @@ import (
 // adapterRealloc is the preview1 adapter's import allocator (see above).
 const adapterRealloc = "cabi_import_realloc"
 
-// streamsMode says how a component was rewritten.
-type streamsMode uint8
+// Mode says how a component was rewritten.
+type Mode uint8
 
 const (
-	streamsSlow      streamsMode = iota // not rewritten
-	streamsWrites                       // list<u8> parameters only
-	streamsReadWrite                    // parameters and read results
-	streamsShim                         // parameters, and reads through the shim (shim.go)
+	Slow      Mode = iota // not rewritten
+	Writes                // list<u8> parameters only
+	ReadWrite             // parameters and read results
+	Shim                  // parameters, and reads through the shim (shim.go)
 )
 
-// fastStreams reports whether an import is a wasi:io/streams 0.2 instance.
-func fastStreams(name string) bool {
+// FastStreams reports whether an import is a wasi:io/streams 0.2 instance.
+func FastStreams(name string) bool {
 	return strings.HasPrefix(name, "wasi:io/streams@0.2.")
 }
 
@@ -332,25 +339,25 @@ type funcOrigin struct {
 	export bool
 }
 
-// rewriteStreams returns the component with the wasi:io/streams byte fast
+// Streams returns the component with the wasi:io/streams byte fast
 // path applied, and how: writes patched in place and reads through the
 // shim when wrapReads takes the component, else both patched in place
 // (reads only when no read is lowered with the adapter's allocator).
-func rewriteStreams(wasm []byte) ([]byte, streamsMode) {
-	w, _ := patchStreams(wasm, false)
-	if out, ok := wrapReads(w); ok {
-		return out, streamsShim
+func Streams(wasm []byte, wat Compiler) ([]byte, Mode) {
+	w, _ := InPlace(wasm, false)
+	if out, ok := wrapReads(w, wat); ok {
+		return out, Shim
 	}
-	return patchStreams(wasm, true)
+	return InPlace(wasm, true)
 }
 
-// patchStreams applies the in-place rewrite: parameters always, read
+// InPlace applies the in-place rewrite: parameters always, read
 // results when reads is set and no read is lowered with the adapter's
 // allocator.
-func patchStreams(wasm []byte, reads bool) (out []byte, mode streamsMode) {
-	defer onRewriteError(func() { out, mode = wasm, streamsSlow })
+func InPlace(wasm []byte, reads bool) (out []byte, mode Mode) {
+	defer onRewriteError(func() { out, mode = wasm, Slow })
 	if !isComponent(wasm) {
-		return wasm, streamsSlow
+		return wasm, Slow
 	}
 	r := &reader{b: wasm, pos: 8}
 	var (
@@ -450,7 +457,7 @@ func patchStreams(wasm []byte, reads bool) (out []byte, mode streamsMode) {
 				case 0x03:
 					typeStart = append(typeStart, -1)
 				case 0x05:
-					if fastStreams(name) {
+					if FastStreams(name) {
 						if int(idx) >= len(typeStart) || typeStart[idx] < 0 {
 							panic(errRewrite)
 						}
@@ -484,7 +491,7 @@ func patchStreams(wasm []byte, reads bool) (out []byte, mode streamsMode) {
 	}
 
 	if len(streamsTy) == 0 {
-		return wasm, streamsSlow
+		return wasm, Slow
 	}
 	var patches []patch
 	adapterReads := false // a streams function is lowered with the adapter's realloc
@@ -509,11 +516,11 @@ func patchStreams(wasm []byte, reads bool) (out []byte, mode streamsMode) {
 	}
 	switch {
 	case len(params) == 0 && len(results) == 0:
-		return wasm, streamsSlow
+		return wasm, Slow
 	case len(results) == 0:
-		mode = streamsWrites
+		mode = Writes
 	default:
-		mode = streamsReadWrite
+		mode = ReadWrite
 	}
 	patches = append(append(patches, params...), results...)
 	return applyPatches(wasm, sections, patches), mode
@@ -713,55 +720,12 @@ func appendU32(b []byte, v uint32) []byte {
 	}
 }
 
-// bytesFromLatin1 turns the latin1 strings a rewritten streams function
-// receives back into the guest's bytes.
-func bytesFromLatin1(v Val) Val {
-	switch v.kind {
-	case KindString:
-		return Bytes(latin1Decode(v.s))
-	case KindList, KindTuple, KindRecord, KindVariant, KindOption, KindResult:
-		if v.bytes != nil || len(v.elems) == 0 {
-			return v
-		}
-		elems := make([]Val, len(v.elems))
-		for i, e := range v.elems {
-			elems[i] = bytesFromLatin1(e)
-		}
-		v.elems = elems
-	}
-	return v
-}
-
-// bytesToStrings turns the list<u8> results of a rewritten streams
-// function into the strings its rewritten type expects, made by encode
-// (latin1Encode for the in-place rewrite, shimString for the read shim).
-func bytesToStrings(v Val, encode func([]byte) string) Val {
-	if v.kind == KindList {
-		if b, ok := v.Bytes(); ok {
-			return String(encode(b))
-		}
-		return v
-	}
-	switch v.kind {
-	case KindTuple, KindRecord, KindVariant, KindOption, KindResult:
-		if len(v.elems) == 0 {
-			return v
-		}
-		elems := make([]Val, len(v.elems))
-		for i, e := range v.elems {
-			elems[i] = bytesToStrings(e, encode)
-		}
-		v.elems = elems
-	}
-	return v
-}
-
 const highBits = 0x8080808080808080
 
-// latin1Decode maps the UTF-8 of a string whose chars are all U+0000–U+00FF
+// Latin1Decode maps the UTF-8 of a string whose chars are all U+0000–U+00FF
 // back to one byte per char. ASCII runs are copied a word at a time: stream
 // data is mostly ASCII.
-func latin1Decode(s string) []byte {
+func Latin1Decode(s string) []byte {
 	in := unsafe.Slice(unsafe.StringData(s), len(s))
 	out := make([]byte, len(s))
 	n := 0
@@ -782,11 +746,11 @@ func latin1Decode(s string) []byte {
 	return out[:n]
 }
 
-// latin1Encode makes the UTF-8 string whose chars are the bytes of b.
+// Latin1Encode makes the UTF-8 string whose chars are the bytes of b.
 // ASCII runs are copied a word at a time (stream data is mostly text);
 // other bytes go through a table without branching on the byte, which
 // binary data would mispredict half the time.
-func latin1Encode(b []byte) string {
+func Latin1Encode(b []byte) string {
 	high, i := 0, 0
 	for ; i+8 <= len(b); i += 8 {
 		high += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]) & highBits)
