@@ -76,13 +76,13 @@ func portOK(allowed, port int) bool { return allowed == 0 || allowed == port }
 // permitsAddr says whether a connection or datagram to ip:port may leave.
 func (r *allowRule) permitsAddr(ip netip.Addr, port int) bool {
 	ip = ip.Unmap()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, allowed := range r.launchIPs[ip] {
 		if portOK(allowed, port) {
 			return true
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, a := range r.allow {
 		if !portOK(a.Port, port) {
 			continue

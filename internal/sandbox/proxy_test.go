@@ -201,6 +201,58 @@ func TestEgressCloseEndsForwards(t *testing.T) {
 	}
 }
 
+// A command holding connections open holds at most maxTCPConns of the
+// egress's; one more is reset and recorded.
+func TestEgressConnectionsBounded(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var ups []net.Conn
+	defer func() {
+		for _, c := range ups {
+			c.Close()
+		}
+	}()
+	accepted := make(chan net.Conn)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never written
+		}
+	}()
+	e := startEgress(t, []AllowHost{{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}})
+	var downs []net.Conn
+	defer func() {
+		for _, c := range downs {
+			c.Close()
+		}
+	}()
+	for range maxTCPConns {
+		c, err := dialIn(t, e, "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		downs = append(downs, c)
+		select {
+		case up := <-accepted:
+			ups = append(ups, up)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("connection %d never reached the upstream", len(downs))
+		}
+	}
+	if got, err := greeting(t, e, ln.Addr().String()); got != "" || err == nil {
+		t.Fatalf("connection %d: %q %v, want a reset", maxTCPConns+1, got, err)
+	}
+	if d, _ := e.Denied(); len(d) != 1 || !strings.Contains(d[0], "over 256 connections") {
+		t.Fatalf("denied = %v", d)
+	}
+}
+
 // exchange sends one datagram from inside the namespace and waits for an
 // answer.
 func exchange(t *testing.T, e *egress, addr string, msg []byte) ([]byte, error) {
@@ -261,7 +313,9 @@ func TestEgressResolver(t *testing.T) {
 	e := startEgress(t, []AllowHost{{Host: "localhost", Port: allowed}})
 	// The launch-time addresses are dropped, so the port is reachable only
 	// through what the resolver answers.
+	e.rule.mu.Lock()
 	e.rule.launchIPs = map[netip.Addr][]int{}
+	e.rule.mu.Unlock()
 	target := "127.0.0.1:" + strconv.Itoa(allowed)
 	if got, _ := greeting(t, e, target); got != "" {
 		t.Fatalf("reached %s before any answer", target)
