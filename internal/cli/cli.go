@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/murmur/mur/internal/capsule"
 )
 
 // Env is what a command may touch of the outside world. Tests build one
@@ -20,6 +23,22 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 }
+
+// Exit statuses shared by every command; docs/cli.md has the table. A
+// refused mur run is capsule.ExitRefused (2) and a canceled one 130.
+const (
+	// ExitFailed: the command ran and failed or found something wrong (a
+	// build, publish or install refused, pins not as installed, nothing
+	// found, a run's task that ended other than ok).
+	ExitFailed = 1
+	// ExitRefused: the capsule cannot launch as it stands (mur run refused
+	// before a session existed, or mur doctor found what would refuse it).
+	ExitRefused = capsule.ExitRefused
+	// ExitUsage: the command line is wrong (unknown command or flag, wrong
+	// arguments) or the command needs a project and there is none here;
+	// sysexits' EX_USAGE.
+	ExitUsage = 64
+)
 
 // ExitError carries a specific exit status out of a command. Commands that
 // have already reported their problem on stderr return it with Silent set.
@@ -55,10 +74,35 @@ func NewRoot(env *Env) *cobra.Command {
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	// mur --version prints what mur version prints.
+	var b strings.Builder
+	readVersion().write(&b, false)
+	root.Version = Version
+	root.SetVersionTemplate(b.String())
 	for _, f := range constructors {
 		root.AddCommand(f(env))
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	usageArgs(root)
 	return root
+}
+
+func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// usageArgs makes a wrong argument list a usage error for c and every
+// command under it.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError(fmt.Errorf("%w; see mur %s --help", err, cmd.Name()))
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // Main runs mur with args and returns the process exit status.
@@ -78,5 +122,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return xe.Code
 	}
 	fmt.Fprintf(stderr, "mur: %v\n", err)
-	return 2
+	// cobra reports an unknown command with a plain error.
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		return ExitUsage
+	}
+	return ExitFailed
 }

@@ -94,7 +94,7 @@ Exit status 1 when any error is found.`,
 				}
 			}
 			if ds.HasErrors() {
-				return &ExitError{Code: 1, Silent: true}
+				return &ExitError{Code: ExitRefused, Silent: true}
 			}
 			return nil
 		},
