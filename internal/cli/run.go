@@ -79,10 +79,7 @@ func runCapsule(env *Env, o capsule.Options) int {
 	p := &textPrinter{w: env.Stdout}
 	out := s.RunLaunchTask(env.Ctx, p)
 	p.endLine()
-	if err := s.Close(out); err != nil {
-		fmt.Fprintf(env.Stderr, "mur: %v\n", err)
-	}
-	return capsule.ExitStatus(out)
+	return closeSession(env, s, out)
 }
 
 // textPrinter prints a task's streamed text, ending each model call's text
@@ -116,4 +113,19 @@ func (p *textPrinter) endLine() {
 		io.WriteString(p.w, "\n")
 		p.midLine = false
 	}
+}
+
+// closeSession closes s and returns mur's exit status. A session whose
+// trace or records could not be written exits non-zero whatever its task
+// did: an ok status over a trace that stopped midway (a full disk, a limit
+// lowered under mur) would vouch for steps nobody can read back.
+func closeSession(env *Env, s *capsule.Session, final capsule.Outcome) int {
+	code := capsule.ExitStatus(final)
+	if err := s.Close(final); err != nil {
+		fmt.Fprintf(env.Stderr, "mur: the session's records are incomplete: %v\n", err)
+		if code == capsule.ExitOK {
+			code = capsule.ExitTask
+		}
+	}
+	return code
 }

@@ -45,7 +45,8 @@ func Create(path string) (*Writer, error) {
 
 // Emit writes e as one line. A write error is kept and reported by Err and
 // Close; the session goes on, since a full disk must not end an agent's
-// task mid-tool-call, but the launcher reports it at the end.
+// task mid-tool-call, but the launcher reports it at the end and mur exits
+// non-zero (internal/cli closeSession), never 0 over a trace that stopped.
 func (w *Writer) Emit(e event.Event) {
 	line, err := Marshal(e)
 	w.mu.Lock()
