@@ -12,6 +12,10 @@ import (
 // adds truncate.
 const minLandlockABI = 3
 
+// landlockScopeABI is the Landlock ABI that scopes signals and abstract unix
+// sockets to the sandbox's domain.
+const landlockScopeABI = 6
+
 // Host is what this machine can enforce, as found by Probe.
 type Host struct {
 	OS string
@@ -140,6 +144,20 @@ func Explain(h Host, p Policy) Report {
 		sc = h.why("seccomp", "seccomp filters unavailable")
 	}
 	scoped = add("seccomp", h.Seccomp, sc) && scoped
+
+	// A command runs under mur's uid, so only Landlock's signal scope keeps
+	// kill(2) from reaching mur and its helpers (docs/sandbox.md, threat
+	// model); seccomp covers the uid-checked calls, the holder's IPC
+	// namespace the IPC objects.
+	pi := h.LandlockABI >= landlockScopeABI && h.Seccomp && h.MountNS
+	pd := "signals and abstract unix sockets scoped to the session (Landlock); prlimit, priority, scheduling and I/O class only on the caller (seccomp); own IPC namespace"
+	switch {
+	case h.LandlockABI < landlockScopeABI:
+		pd = fmt.Sprintf("Landlock ABI %d has no signal scope (needs %d): a command can signal every process of mur's uid, mur included", h.LandlockABI, landlockScopeABI)
+	case !pi:
+		pd = "needs seccomp and a mount namespace (whose holder keeps the session's IPC namespace)"
+	}
+	scoped = add("process isolation", pi, pd) && scoped
 
 	nd := fmt.Sprintf("own network namespace; TCP and UDP leave only to allow-listed destinations, %d allow entr%s", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
 	if !h.NetNS {

@@ -27,6 +27,7 @@ func TestExplainClasses(t *testing.T) {
 		{"no mount namespace is advisory: the loader could run a written file", func(h *Host) { h.MountNS = false }, Policy{Floor: Sealed}, Advisory, false},
 		{"read_only without mount namespace is advisory", func(h *Host) { h.MountNS = false }, Policy{ReadOnly: []string{"tests"}}, Advisory, false},
 		{"old landlock is advisory", func(h *Host) { h.LandlockABI = 2 }, Policy{}, Advisory, true},
+		{"landlock without signal scope is advisory", func(h *Host) { h.LandlockABI = 5 }, Policy{}, Advisory, false},
 		{"no seccomp is advisory", func(h *Host) { h.Seccomp = false }, Policy{}, Advisory, true},
 		{"no netns is advisory", func(h *Host) { h.NetNS = false }, Policy{}, Advisory, true},
 		{"no pids controller is advisory", func(h *Host) { delete(h.Controllers, "pids") }, Policy{}, Advisory, false},

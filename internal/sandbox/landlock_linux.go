@@ -107,7 +107,7 @@ type landlockRule struct {
 func landlockRestrict(abi int, rules []landlockRule) error {
 	attr := llRulesetAttr{handledFS: llHandled(abi)}
 	size := unsafe.Sizeof(attr.handledFS)
-	if abi >= 6 {
+	if abi >= landlockScopeABI {
 		attr.scoped = llScopeAbstractUnix | llScopeSignal
 		size = unsafe.Sizeof(attr)
 	}
