@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,6 +90,17 @@ func NewRoot(env *Env) *cobra.Command {
 }
 
 func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// needProject refuses, as a usage error, a command that works on a
+// capsule when there is no manifest at path: it says where it looked and
+// what to do, instead of acting on nothing.
+func needProject(cmd *cobra.Command, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	where, _ := filepath.Abs(path)
+	return usageError(fmt.Errorf("not in a project: no capsule manifest at %s; run mur %s in a capsule's folder (beside its murmur.yaml) or pass --manifest PATH", where, cmd.Name()))
+}
 
 // usageArgs makes a wrong argument list a usage error for c and every
 // command under it.

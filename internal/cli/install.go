@@ -27,8 +27,13 @@ config.yaml, verifies each package against the digest its source reports and
 against murmur.lock's pin, and only when all of them check out writes them to
 the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
 (origin: operator). Any refusal writes nothing.`,
+		Example: `  cd capsules/hello && mur install
+  mur install --manifest capsules/hello/murmur.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := needProject(cmd, path); err != nil {
+				return err
+			}
 			c, ds := manifest.LoadCapsule(path)
 			if c == nil || ds.HasErrors() {
 				printDiags(env.Stderr, ds)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -13,42 +14,55 @@ import (
 
 func init() { register(newListCmd) }
 
+// listedPin is one row of mur list: a pin and what the project store holds.
+type listedPin struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest"`
+	Origin  string `json:"origin"`
+	// Status is ok, missing (run mur install) or tampered.
+	Status string `json:"status"`
+}
+
+// listedStored is one row of mur list -g.
+type listedStored struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Runtime   string `json:"runtime"`
+	Execution string `json:"execution"`
+}
+
 func newListCmd(env *Env) *cobra.Command {
 	var (
 		path   string
 		global bool
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "Show installed artifacts and whether their bytes match murmur.lock",
 		Long: `list shows each artifact murmur.lock pins for the capsule, re-hashing the
 stored package: ok, missing (run mur install) or tampered (bytes differ from
-the pin). --global lists the global store under ~/.murmur instead.`,
+the pin); it exits 1 unless all are ok. It needs a capsule: run it beside
+murmur.yaml or pass --manifest. --global (-g) lists the global store under
+~/.murmur instead, from anywhere.`,
+		Example: `  cd capsules/hello && mur list
+  mur list --manifest capsules/hello/murmur.yaml --json
+  mur list -g`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			defer tw.Flush()
 			if global {
-				open, err := store.OpenFromConfig("")
-				if err != nil {
-					return reportErr(env, err)
-				}
-				ms, err := store.GlobalStore(open.MurmurDir).List(env.Ctx)
-				if err != nil {
-					return reportErr(env, err)
-				}
-				fmt.Fprintln(tw, "NAME\tVERSION\tRUNTIME\tEXECUTION")
-				for _, m := range ms {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Version, m.Runtime, m.Execution)
-				}
-				return nil
+				return listGlobal(env, asJSON)
+			}
+			if err := needProject(cmd, path); err != nil {
+				return err
 			}
 			p := store.ProjectAt(projectDirOf(path))
 			lock, err := artifact.LoadLock(p.LockPath())
 			if err != nil {
 				return reportErr(env, err)
 			}
-			fmt.Fprintln(tw, "NAME\tVERSION\tDIGEST\tORIGIN\tSTATUS")
+			rows := []listedPin{}
 			bad := 0
 			for _, pin := range lock.Artifacts {
 				r, _ := artifact.ParseFullName(pin.Name)
@@ -64,19 +78,57 @@ the pin). --global lists the global store under ~/.murmur instead.`,
 				if status != "ok" {
 					bad++
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pin.Name, pin.Version, short(pin.Digest), pin.Origin, status)
+				rows = append(rows, listedPin{pin.Name, pin.Version, pin.Digest, pin.Origin, status})
+			}
+			if asJSON {
+				if err := json.NewEncoder(env.Stdout).Encode(rows); err != nil {
+					return err
+				}
+			} else {
+				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tVERSION\tDIGEST\tORIGIN\tSTATUS")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Version, short(r.Digest), r.Origin, r.Status)
+				}
+				tw.Flush()
 			}
 			if bad > 0 {
-				tw.Flush()
 				fmt.Fprintf(env.Stderr, "%d artifact(s) not as pinned: run mur install\n", bad)
-				return &ExitError{Code: 1, Silent: true}
+				return &ExitError{Code: ExitFailed, Silent: true}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest")
 	cmd.Flags().BoolVarP(&global, "global", "g", false, "list the global store")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
+}
+
+// listGlobal lists every artifact of the global store.
+func listGlobal(env *Env, asJSON bool) error {
+	open, err := store.OpenFromConfig("")
+	if err != nil {
+		return reportErr(env, err)
+	}
+	ms, err := store.GlobalStore(open.MurmurDir).List(env.Ctx)
+	if err != nil {
+		return reportErr(env, err)
+	}
+	rows := []listedStored{}
+	for _, m := range ms {
+		rows = append(rows, listedStored{m.Name, m.Version, m.Runtime, m.Execution})
+	}
+	if asJSON {
+		return json.NewEncoder(env.Stdout).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	fmt.Fprintln(tw, "NAME\tVERSION\tRUNTIME\tEXECUTION")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Version, r.Runtime, r.Execution)
+	}
+	return nil
 }
 
 func short(d string) string {
