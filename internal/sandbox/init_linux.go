@@ -305,11 +305,16 @@ func applyMounts(m *mountSpec) error {
 	return nil
 }
 
-// mkTarget creates the empty file or directory src is bound onto.
+// mkTarget creates the empty file or directory src is bound onto, unless an
+// earlier bind already shows one there (an allowlisted /usr/bin/bash inside
+// the bound /usr: opening that for writing fails read-only, or busy).
 func mkTarget(src, dst string) error {
 	st, err := os.Stat(src)
 	if err != nil {
 		return err
+	}
+	if d, err := os.Stat(dst); err == nil && d.IsDir() == st.IsDir() {
+		return nil
 	}
 	if st.IsDir() {
 		return os.MkdirAll(dst, 0o755)
