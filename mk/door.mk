@@ -4,9 +4,9 @@
 #                     tools/a2a-js, installed by scripts/setup.d/50-a2a-js.sh)
 #                     sends, streams, gets, lists with paging, cancels,
 #                     subscribes, completes an input-required round trip and
-#                     is refused (401 / scope / peer) on loopback doors;
-#                     then the door and queue suites under -race and 20 s of
-#                     FuzzRPCBody. About 2 min on a loaded 2-core machine.
+#                     is refused (401 / scope / peer) on loopback doors
+#                     (the -race run is test-race's, FuzzRPCBody is make
+#                     fuzz's).
 # make bench-door     SendStreamingMessage → first SSE event, p50/p90
 #                     (bench/RESULTS.md)
 
@@ -15,8 +15,6 @@
 test-door-js:
 	bash scripts/setup.d/50-a2a-js.sh
 	MUR_TEST_A2A_JS=1 $(GO) test -count=1 -run TestJSClient ./internal/door/
-	$(GO) test -race -count=1 ./internal/door/ ./internal/lifecycle/
-	$(GO) test -run '^$$' -fuzz FuzzRPCBody -fuzztime 20s ./internal/door/
 
 bench-door:
 	$(GO) test -run '^$$' -bench FirstEvent -benchtime 2000x -count 3 ./internal/door/

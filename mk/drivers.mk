@@ -9,13 +9,11 @@
 #                           @copilotkit/aimock (pinned in tools/aimock)
 # make pack-drivers         mur build each driver into build/drivers/ (CI: the
 #                           models: and upstream_auth: pass mur build)
-# make fuzz-drivers         fuzz the provider answer parsers (FUZZTIME each)
 
 DRIVER_DIRS := $(sort $(dir $(wildcard drivers/*/murmur.yaml)))
 DRIVER_OUT  ?= $(CURDIR)/build/drivers
-FUZZTIME    ?= 30s
 
-.PHONY: drivers test-drivers test-drivers-aimock pack-drivers fuzz-drivers
+.PHONY: drivers test-drivers test-drivers-aimock pack-drivers
 
 # GOFLAGS carries -s to the guest build: the shared build script passes no
 # linker flags of its own. Each component is also copied beside its
@@ -39,10 +37,5 @@ pack-drivers: drivers build
 	@set -e; for d in $(DRIVER_DIRS); do \
 	  n=$$(basename $$d); $(BIN) build $$d -o $(DRIVER_OUT)/$$n.mur.zip; \
 	done
-
-fuzz-drivers:
-	$(GO) test -run '^$$' -fuzz '^FuzzAnthropicStream$$' -fuzztime $(FUZZTIME) ./internal/infer
-	$(GO) test -run '^$$' -fuzz '^FuzzOpenAIStream$$' -fuzztime $(FUZZTIME) ./internal/infer
-	$(GO) test -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $(FUZZTIME) ./internal/infer
 
 CI_TARGETS += drivers test-drivers test-drivers-aimock pack-drivers

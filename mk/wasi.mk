@@ -1,15 +1,13 @@
-# WASI host: unit tests, WAT fixtures through cm, and a short fuzz pass of
-# the network allow-list parser.
+# WASI host: unit tests and WAT fixtures through cm (the allow-list parser
+# and path resolver are fuzzed by make fuzz, mk/fuzz.mk).
 #
-# make test-wasi    tests + 20 s fuzz each of the allow-list parser and path resolver
+# make test-wasi    tests
 # make bench-wasi   stream throughput (file read, HTTP body)
 
 .PHONY: test-wasi bench-wasi
 
 test-wasi:
 	$(GO) test ./internal/wasi/...
-	$(GO) test -run '^$$' -fuzz FuzzParseAllowEntry -fuzztime 20s ./internal/wasi
-	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime 20s ./internal/wasi
 
 bench-wasi:
 	$(GO) test -run '^$$' -bench Stream -benchtime 3x ./internal/wasi
