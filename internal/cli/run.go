@@ -19,6 +19,7 @@ func init() { register(newRunCmd) }
 func newRunCmd(env *Env) *cobra.Command {
 	var (
 		f            capsule.Options
+		serve        serveFlags
 		explain      bool
 		asJSON       bool
 		systemPrompt string
@@ -42,6 +43,17 @@ refused before any session existed, 130 canceled.`,
 			if cmd.Flags().Changed("system-prompt") {
 				f.SystemPrompt = &systemPrompt
 			}
+			dp, err := planDoor(f.Manifest, serve)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+				return &ExitError{Code: capsule.ExitRefused, Silent: true}
+			}
+			if dp != nil {
+				if code := serveCapsule(env, f, dp); code != 0 {
+					return &ExitError{Code: code, Silent: true}
+				}
+				return nil
+			}
 			if code := runCapsule(env, f); code != 0 {
 				return &ExitError{Code: code, Silent: true}
 			}
@@ -56,6 +68,9 @@ refused before any session existed, 130 canceled.`,
 	fl.StringVar(&f.Workdir, "workdir", "", "work folder (default: <manifest-dir>/workdir/<session-id>)")
 	fl.DurationVar(&f.Deadline, "deadline", 0, "end the session after this long (e.g. 10m); the agent is told before")
 	fl.StringVar(&systemPrompt, "system-prompt", "", "replace the manifest's system prompt for this launch")
+	fl.StringVar(&serve.bind, "bind", "", "serve the A2A door on this address (default: 127.0.0.1 and network.internal_port or a free port)")
+	fl.StringVar(&serve.taskAcceptance, "lifecycle-task-acceptance", "", "override lifecycle.task_acceptance: none, single or queue")
+	fl.StringVar(&serve.afterTask, "lifecycle-after-task", "", "override lifecycle.after_task: exit or sleep")
 	return cmd
 }
 

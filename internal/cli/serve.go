@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/door"
+	"github.com/murmur/mur/internal/lifecycle"
+	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/session"
+)
+
+// serveFlags are mur run's door and lifecycle flags.
+type serveFlags struct {
+	bind           string
+	taskAcceptance string
+	afterTask      string
+}
+
+// stopGrace bounds how long a stopping session waits for its tasks to
+// record their end after their contexts were cancelled.
+const stopGrace = 30 * time.Second
+
+// doorPlan is what the manifest says about the door, read before the
+// session opens so the port is bound first.
+type doorPlan struct {
+	capsule *manifest.Capsule // effective
+	policy  lifecycle.Policy
+	addr    string
+}
+
+// planDoor decides whether this launch serves the door: a lifecycle that
+// keeps the session (queue + sleep), a network: block, or any of --bind,
+// --lifecycle-task-acceptance, --lifecycle-after-task. A manifest that
+// does not load returns nil: the session's own Open reports it.
+func planDoor(path string, f serveFlags) (*doorPlan, error) {
+	parsed, ds := manifest.LoadCapsule(path)
+	if parsed == nil || ds.HasErrors() {
+		return nil, nil
+	}
+	c := parsed.Effective()
+	l := manifest.Lifecycle{}
+	if c.Lifecycle != nil {
+		l = *c.Lifecycle
+	}
+	if f.taskAcceptance != "" {
+		l.TaskAcceptance = f.taskAcceptance
+	}
+	if f.afterTask != "" {
+		l.AfterTask = f.afterTask
+	}
+	p, err := lifecycle.Resolve(&l, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--lifecycle-task-acceptance/--lifecycle-after-task: %w", err)
+	}
+	if !p.Sleeps() && c.Network == nil && f.bind == "" && f.taskAcceptance == "" && f.afterTask == "" {
+		return nil, nil
+	}
+	dp := &doorPlan{capsule: c, policy: p, addr: f.bind}
+	if dp.addr == "" {
+		var port *int64
+		if c.Network != nil {
+			port = c.Network.InternalPort
+		}
+		dp.addr = door.Addr(port)
+	}
+	return dp, nil
+}
+
+// serveCapsule runs a capsule as a service: the door opens before the
+// session (its URL is printed), the launch's own task and the door's tasks
+// run through one lifecycle queue, and the session ends when the queue
+// says so (after its task, on the idle timeout, on StopSession) or on
+// SIGTERM, which cancels the tasks in flight and rejects the queued ones.
+func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
+	ln, err := door.Bind(dp.addr)
+	if err != nil {
+		var d diag.Diagnostic
+		if errors.As(err, &d) {
+			if dp.capsule.Network != nil && dp.capsule.Network.InternalPort != nil {
+				d.Pos = dp.capsule.Pos("network.internal_port")
+			} else {
+				d.Field, d.Msg = "--bind", fmt.Sprintf("%s is already in use; pick another address", dp.addr)
+			}
+			fmt.Fprintln(env.Stderr, d.String())
+		} else {
+			fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+		}
+		return capsule.ExitRefused
+	}
+	url := door.URLOf(ln)
+	o.Stderr = env.Stderr
+	s, err := capsule.Open(env.Ctx, o)
+	if err != nil {
+		ln.Close()
+		return reportRefusal(env, err)
+	}
+	_, source, terr := s.LaunchTask()
+	launch := source != session.TaskAbsent || terr != nil
+	q := lifecycle.New(dp.policy, launch)
+	auth, err := door.MintAuth(authOf(dp.capsule))
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+		_ = s.Close(agent.Outcome{Status: agent.ExitFailed, Reason: err.Error()})
+		return capsule.ExitTask
+	}
+	tally := &outcomes{}
+	stopped := make(chan struct{})
+	var stopOnce sync.Once
+	d, err := door.New(door.Config{
+		Name: dp.capsule.Name, Version: dp.capsule.Version,
+		Skills: skillsOf(dp.capsule), Queue: q,
+		Backend: tallied{inner: s.DoorBackend(), tally: tally}, Auth: auth,
+		PeerTasks: dp.capsule.Exports != nil && dp.capsule.Exports.PeerTasks != nil && dp.capsule.Exports.PeerTasks.Accept,
+		OnStop:    func() { stopOnce.Do(func() { close(stopped) }) },
+	})
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+		_ = s.Close(agent.Outcome{Status: agent.ExitFailed, Reason: err.Error()})
+		return capsule.ExitTask
+	}
+	d.Use(ln)
+	d.Start()
+	fmt.Fprintf(env.Stderr, "mur: %s: door %s\n", s.ID(), url)
+	for _, line := range auth.Lines() {
+		fmt.Fprintf(env.Stderr, "mur: %s\n", line)
+	}
+
+	if launch {
+		go runLaunchTask(env, s, q, tally)
+	}
+	select {
+	case <-q.Ended():
+	case <-stopped:
+	case <-env.Ctx.Done():
+		// SIGTERM: the tasks in flight end canceled and count as such;
+		// an idle session's outcome stays what its tasks made it.
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	d.Stop(ctx)
+	<-tally.launchDone(launch)
+	_ = d.Close(ctx)
+	final := tally.final()
+	return closeSession(env, s, final)
+}
+
+// runLaunchTask runs --task (or task.md / input.txt) as the queue's first
+// task, with the model's text on stdout, so the door sees the capsule busy
+// while it runs.
+func runLaunchTask(env *Env, s *capsule.Session, q *lifecycle.Queue, tally *outcomes) {
+	defer tally.markLaunchDone()
+	const id = "launch"
+	if q.Launch(id) != lifecycle.Admitted {
+		return
+	}
+	if err := q.Wait(env.Ctx, id); err != nil {
+		return
+	}
+	defer q.Done(id)
+	p := &textPrinter{w: env.Stdout}
+	out := s.RunLaunchTask(env.Ctx, p)
+	p.endLine()
+	tally.add(out)
+}
+
+func authOf(c *manifest.Capsule) *manifest.Authentication {
+	if c.Network == nil {
+		return nil
+	}
+	return c.Network.Authentication
+}
+
+// skillsOf lists the capsule's tools and skills as card skills.
+func skillsOf(c *manifest.Capsule) []door.Skill {
+	var out []door.Skill
+	for _, a := range c.Artifacts {
+		if r := a.Role(); r == manifest.RoleTool || r == manifest.RoleSkill {
+			out = append(out, door.Skill{ID: a.Name, Name: a.Name, Description: r + " " + a.Name})
+		}
+	}
+	return out
+}
+
+// tallied is the session's backend, noting each task's end for the
+// session's own outcome.
+type tallied struct {
+	inner door.Backend
+	tally *outcomes
+}
+
+func (t tallied) RunTask(ctx context.Context, task door.Task, u door.Updates) door.Outcome {
+	out := t.inner.RunTask(ctx, task, u)
+	status := agent.ExitFailed
+	switch out.State {
+	case door.Completed:
+		status = agent.ExitOK
+	case door.Canceled:
+		status = agent.ExitCanceled
+	}
+	t.tally.add(agent.Outcome{TaskID: task.ID, Status: status, Answer: out.Text, Reason: out.Text})
+	return out
+}
+
+func (t tallied) Record(kind door.RecordKind, task door.Task) { t.inner.Record(kind, task) }
+
+// outcomes folds the tasks that ran into the session's outcome: a failed
+// task fails the session, else a cancelled one cancels it; refused tasks
+// never count (spec 004, Tasks queued when the session ends).
+type outcomes struct {
+	mu     sync.Mutex
+	last   *agent.Outcome
+	worst  *agent.Outcome
+	doneCh chan struct{}
+	once   sync.Once
+}
+
+func (o *outcomes) add(out agent.Outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.last = &out
+	if o.worst == nil || rank(out.Status) > rank(o.worst.Status) {
+		o.worst = &out
+	}
+}
+
+func rank(status string) int {
+	switch status {
+	case agent.ExitOK:
+		return 0
+	case agent.ExitCanceled:
+		return 1
+	}
+	return 2
+}
+
+func (o *outcomes) final() agent.Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.worst == nil:
+		return agent.Outcome{Status: agent.ExitOK}
+	case o.worst.Status == agent.ExitOK:
+		return *o.last
+	}
+	return *o.worst
+}
+
+func (o *outcomes) ch() chan struct{} {
+	o.once.Do(func() { o.doneCh = make(chan struct{}) })
+	return o.doneCh
+}
+
+func (o *outcomes) markLaunchDone() { close(o.ch()) }
+
+// launchDone is closed once the launch task has ended (at once without
+// one).
+func (o *outcomes) launchDone(launch bool) <-chan struct{} {
+	if !launch {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return o.ch()
+}
+
+// reportRefusal prints why capsule.Open refused and returns exit 2.
+func reportRefusal(env *Env, err error) int {
+	var refused diag.ListError
+	if errors.As(err, &refused) {
+		for _, d := range refused {
+			fmt.Fprintln(env.Stderr, d.String())
+		}
+	} else {
+		fmt.Fprintf(env.Stderr, "mur: %v\n", err)
+	}
+	return capsule.ExitRefused
+}
