@@ -72,6 +72,8 @@ func NewRoot(env *Env) *cobra.Command {
 		Short:         "mur runs Murmur capsules: secure, sandboxed AI agents",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// completion.go is mur's own completion command.
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
