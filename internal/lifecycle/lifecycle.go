@@ -181,9 +181,17 @@ type entry struct {
 
 // New returns the queue of a session that follows p. launchTask says the
 // launch brought its own task (--task, task.md, input.txt): that task is
-// admitted first by Launch, and no idle timer runs.
+// admitted first by Launch, and no idle timer runs. Under none a launch
+// without a task has ended already.
 func New(p Policy, launchTask bool) *Queue {
 	q := &Queue{policy: p, waiting: map[string]*entry{}, ended: make(chan struct{})}
+	if !launchTask && p.Acceptance == AcceptNone {
+		// none takes no task from the door, so with none of its own there
+		// is nothing to wait for: the session ends at once.
+		q.closed = true
+		q.endOnce.Do(func() { close(q.ended) })
+		return q
+	}
 	if !launchTask && !p.Sleeps() && p.IdleTimeout > 0 {
 		// Under the lock: a short timeout can fire before the assignment.
 		q.mu.Lock()

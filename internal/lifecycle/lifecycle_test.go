@@ -117,6 +117,13 @@ func TestNone(t *testing.T) {
 	}
 }
 
+func TestNoneWithoutLaunchTaskEndsAtOnce(t *testing.T) {
+	q := New(Policy{Acceptance: AcceptNone, AfterTask: AfterExit, QueueDepth: 1, IdleTimeout: time.Hour}, false)
+	if !isEnded(q) {
+		t.Fatal("none without a launch task waits for a task the door cannot take")
+	}
+}
+
 func TestQueueDepth(t *testing.T) {
 	q := New(Policy{Acceptance: AcceptQueue, AfterTask: AfterSleep, QueueDepth: 2}, false)
 	var got []Admission
