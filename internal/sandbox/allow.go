@@ -16,6 +16,10 @@ import (
 // resolveTimeout bounds each launch-time lookup, as the spec says.
 const resolveTimeout = 5 * time.Second
 
+// hostLookup resolves an allowed name on the host, at launch and for the
+// namespace's resolver; tests give it names the host cannot resolve.
+var hostLookup = net.DefaultResolver.LookupNetIP
+
 // maxAnswered bounds the addresses remembered per allowed name from the
 // namespace's resolver; the oldest go first.
 const maxAnswered = 32
@@ -55,7 +59,7 @@ func newAllowRule(ctx context.Context, allow []AllowHost) *allowRule {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-		addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", a.Host)
+		addrs, err := hostLookup(rctx, "ip", a.Host)
 		cancel()
 		if err != nil {
 			var dnsErr *net.DNSError
@@ -72,6 +76,21 @@ func newAllowRule(ctx context.Context, allow []AllowHost) *allowRule {
 }
 
 func portOK(allowed, port int) bool { return allowed == 0 || allowed == port }
+
+// permits says whether host:port may be reached; host is a name (an
+// entry must name it, with a matching port) or an address literal.
+func (r *allowRule) permits(host string, port int) bool {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return r.permitsAddr(ip, port)
+	}
+	for _, a := range r.allow {
+		if a.Host == host && portOK(a.Port, port) {
+			return true
+		}
+	}
+	return false
+}
 
 // permitsAddr says whether a connection or datagram to ip:port may leave.
 func (r *allowRule) permitsAddr(ip netip.Addr, port int) bool {

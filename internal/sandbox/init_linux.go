@@ -45,6 +45,9 @@ type initSpec struct {
 	Landlock    []landlockRule `json:"landlock,omitempty"`
 	Seccomp     bool           `json:"seccomp"`
 	UnixSockets bool           `json:"unix_sockets"`
+	// Proxy is the HTTP proxy's address; proxyEnv's variables are added
+	// to the target's environment.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 type cgroupJoin struct {
@@ -185,8 +188,13 @@ func runInit(s *initSpec) error {
 			return err
 		}
 	}
-	// The target gets exactly the caller's cmd.Env: nothing is added.
-	if err := unix.Exec(s.Path, s.Args, os.Environ()); err != nil {
+	// The target gets the caller's cmd.Env and, with a network namespace,
+	// the proxy variables: nothing else.
+	env := os.Environ()
+	if s.Proxy != "" {
+		env = append(env, proxyEnv(s.Proxy)...)
+	}
+	if err := unix.Exec(s.Path, s.Args, env); err != nil {
 		return fmt.Errorf("exec %q: %w", s.Path, err)
 	}
 	return nil

@@ -37,6 +37,9 @@ type netns struct {
 	done chan struct{}
 	tcp  []net.Listener // 127.0.0.1, and ::1 when the host has IPv6
 	udp  []*net.UDPConn // likewise
+	// proxy is the HTTP proxy's listener, an ordinary socket on the
+	// namespace's loopback (see httpProxy).
+	proxy net.Listener
 
 	nftMu sync.Mutex
 	nft   *nftables.Conn // to the namespace's netlink, for the sets
@@ -115,6 +118,9 @@ func (n *netns) close() {
 	for _, c := range n.udp {
 		c.Close()
 	}
+	if n.proxy != nil {
+		n.proxy.Close()
+	}
 	if n.file != nil {
 		n.file.Close()
 	}
@@ -134,6 +140,11 @@ func (n *netns) setup() error {
 		// in the namespace as they do outside it.
 		v6 = false
 	}
+	pl, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("egress proxy listener: %w", err)
+	}
+	n.proxy = pl
 	lc := net.ListenConfig{Control: transparentSocket}
 	ln, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {

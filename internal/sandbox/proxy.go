@@ -49,6 +49,7 @@ const (
 type egress struct {
 	rule   *allowRule
 	ns     *netns
+	http   *httpProxy
 	dialer net.Dialer
 
 	slots   chan struct{} // forwarded TCP connections, maxTCPConns
@@ -59,7 +60,7 @@ type egress struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	conns   map[*net.TCPConn]bool // both ends of every forwarded connection
+	conns   map[net.Conn]bool // both ends of every forwarded connection
 	flows   map[flowKey]*udpFlow
 	denied  []string // ring of the newest maxDenied
 	next    int      // where the next refusal goes in denied
@@ -81,7 +82,7 @@ func newEgress(ctx context.Context, ns *netns, allow []AllowHost) (*egress, erro
 		ns:      ns,
 		dialer:  net.Dialer{Timeout: dialTimeout},
 		slots:   make(chan struct{}, maxTCPConns),
-		conns:   map[*net.TCPConn]bool{},
+		conns:   map[net.Conn]bool{},
 		lookups: make(chan struct{}, maxLookups),
 		flows:   map[flowKey]*udpFlow{},
 	}
@@ -99,6 +100,7 @@ func newEgress(ctx context.Context, ns *netns, allow []AllowHost) (*egress, erro
 		e.wg.Add(1)
 		go e.serveUDP(c)
 	}
+	e.http = newHTTPProxy(e)
 	return e, nil
 }
 
@@ -109,8 +111,11 @@ func (e *egress) close() {
 	e.mu.Lock()
 	e.closed = true
 	flows, conns := e.flows, e.conns
-	e.flows, e.conns = map[flowKey]*udpFlow{}, map[*net.TCPConn]bool{}
+	e.flows, e.conns = map[flowKey]*udpFlow{}, map[net.Conn]bool{}
 	e.mu.Unlock()
+	if e.http != nil {
+		e.http.close()
+	}
 	e.ns.close()
 	for _, f := range flows {
 		f.down.Close()
@@ -124,7 +129,7 @@ func (e *egress) close() {
 
 // track records a forwarded connection's end so close can end it; it says
 // false once the egress is closed.
-func (e *egress) track(c *net.TCPConn) bool {
+func (e *egress) track(c net.Conn) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -134,7 +139,7 @@ func (e *egress) track(c *net.TCPConn) bool {
 	return true
 }
 
-func (e *egress) untrack(c *net.TCPConn) {
+func (e *egress) untrack(c net.Conn) {
 	e.mu.Lock()
 	delete(e.conns, c)
 	e.mu.Unlock()
@@ -438,7 +443,7 @@ func (e *egress) answer(h dnsmessage.Header, q dnsmessage.Question) (reply []byt
 			network = "ip6"
 		}
 		ctx, cancel := context.WithTimeout(e.ctx, resolveTimeout)
-		addrs, err := net.DefaultResolver.LookupNetIP(ctx, network, name)
+		addrs, err := hostLookup(ctx, network, name)
 		cancel()
 		var dnsErr *net.DNSError
 		switch {

@@ -525,6 +525,7 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		// and the init then fails closed instead of running unconfined.
 		spec.NetnsFD = 3 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.egress.ns.file)
+		spec.Proxy = s.egress.ns.proxy.Addr().String()
 	}
 	if s.holder != nil {
 		spec.MntnsFD = 3 + len(cmd.ExtraFiles)

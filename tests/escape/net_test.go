@@ -3,9 +3,12 @@
 package escape
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -21,8 +24,8 @@ import (
 
 // Probes of capabilities.network.allow over raw TCP and UDP (issue #12
 // items 3 and 4): a command reaches a granted plain-TCP or UDP service
-// with no proxy, by address or through the namespace's resolver, and
-// nothing else.
+// directly, by address or through the namespace's resolver, and nothing
+// else; the HTTP proxy its variables name holds to the same list.
 func init() {
 	probes["raw_tcp_granted"] = func() error {
 		for _, target := range []string{"127.0.0.1:" + os.Getenv("ALLOWED_PORT"), "localhost:" + os.Getenv("ALLOWED_PORT")} {
@@ -69,16 +72,58 @@ func init() {
 		return nil
 	}
 	probes["env_exact"] = func() error {
-		// The caller set exactly netProbeEnv's names; the sandbox adds none
-		// (no HTTP_PROXY family).
+		// The caller set exactly netProbeEnv's names; the sandbox adds the
+		// proxy variables (the documented deviation) and nothing else.
 		for _, kv := range os.Environ() {
 			k, _, _ := strings.Cut(kv, "=")
-			if !slices.Contains(netProbeEnv, k) {
+			if !slices.Contains(netProbeEnv, k) && !slices.Contains(proxyVars, k) {
 				return fmt.Errorf("the command sees %s, which its caller did not set", kv)
 			}
 		}
 		return nil
 	}
+	probes["proxy"] = func() error {
+		// The proxy the variables name applies the same allow list.
+		if err := connectProxy("localhost:" + os.Getenv("ALLOWED_PORT")); err != nil {
+			return fmt.Errorf("granted target through the proxy: %w", err)
+		}
+		for _, target := range []string{"localhost:" + os.Getenv("DENIED_PORT"), "127.0.0.1:" + os.Getenv("DENIED_PORT"), "metadata.google.internal:80"} {
+			if err := connectProxy(target); err == nil {
+				return fmt.Errorf("reached %s through the proxy", target)
+			}
+		}
+		return nil
+	}
+}
+
+var proxyVars = []string{"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "no_proxy", "NO_PROXY"}
+
+// connectProxy opens a CONNECT tunnel through the proxy in HTTPS_PROXY and
+// reads the target's greeting.
+func connectProxy(target string) error {
+	u, err := url.Parse(os.Getenv("HTTPS_PROXY"))
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("no proxy: %q", os.Getenv("HTTPS_PROXY"))
+	}
+	c, err := net.DialTimeout("tcp", u.Host, 3*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("proxy said %s", resp.Status)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "hello\n" {
+		return fmt.Errorf("no greeting through the tunnel: %q %v", line, err)
+	}
+	return nil
 }
 
 var netProbeEnv = []string{"ESCAPE_PROBE", "HOME", "TMPDIR", "ALLOWED_PORT", "DENIED_PORT", "UDP_PORT", "UDP_ALLOWED"}
@@ -190,7 +235,7 @@ func TestEscapeNetwork(t *testing.T) {
 			f := newFixture(t, class, func(p *sandbox.Policy) {
 				p.Network.Allow = append(p.Network.Allow, sandbox.AllowHost{Host: "localhost", Port: echo})
 			})
-			for _, name := range []string{"raw_tcp_granted", "raw_tcp_refused", "raw_udp", "resolver", "env_exact"} {
+			for _, name := range []string{"raw_tcp_granted", "raw_tcp_refused", "raw_udp", "resolver", "env_exact", "proxy"} {
 				if v := f.netProbe(name, echo); v != "" {
 					t.Errorf("%s: %s", name, v)
 				}
