@@ -207,12 +207,11 @@ func Explain(h Host, p Policy) Report {
 	default:
 		r.Achieved = Advisory
 	}
-	add(shellAllowExec, false, shellAllowDetail(r.Achieved, len(p.ExecPaths)))
 	if !ll || !h.Seccomp || !h.NetNS {
 		msg := "this host cannot enforce"
 		var miss []string
 		for _, m := range r.Mechanisms {
-			if !m.Enforced && m.Name != "composed root" && m.Name != "workdir noexec" && m.Name != shellAllowExec {
+			if !m.Enforced && m.Name != "composed root" && m.Name != "workdir noexec" {
 				miss = append(miss, m.Name)
 			}
 		}
@@ -220,24 +219,6 @@ func Explain(h Host, p Policy) Report {
 			fmt.Sprintf("%s %s; shell and native tools run %s", msg, strings.Join(miss, ", "), r.Achieved)))
 	}
 	return r
-}
-
-// shellAllowExec is the report line that says what capabilities.shell.allow
-// means when a command executes a program. It is never enforced: no class
-// limits exec to the allowlist (docs/sandbox.md, "What shell.allow means
-// for exec"), and the line says what does hold instead.
-const shellAllowExec = "shell.allow at exec"
-
-func shellAllowDetail(c Class, allowed int) string {
-	switch c {
-	case Sealed:
-		return fmt.Sprintf("the %d allowlisted binar%s and every binary in the system trees bound whole into the composed root (/usr, /bin, /sbin, /lib*) can run; nothing else of the host exists in the root. shell.allow names what the model calls: an allowlisted shell, or any program that starts others, runs those system binaries too",
-			allowed, plural(allowed, "y", "ies"))
-	case Scoped:
-		return fmt.Sprintf("the %d allowlisted binar%s and every binary under the host's /usr, /bin, /sbin and /lib* can run (Landlock grants those trees execute). shell.allow names what the model calls: an allowlisted shell, or any program that starts others, runs any system binary",
-			allowed, plural(allowed, "y", "ies"))
-	}
-	return "nothing is checked at exec: shell.allow is checked only when the runtime dispatches a call"
 }
 
 func plural(n int, one, many string) string {
@@ -266,7 +247,7 @@ func CheckFloor(h Host, p Policy) error {
 	}
 	var miss []string
 	for _, m := range r.Mechanisms {
-		if !m.Enforced && m.Name != shellAllowExec {
+		if !m.Enforced {
 			miss = append(miss, m.Name+" ("+m.Detail+")")
 		}
 	}
