@@ -51,6 +51,9 @@ type Options struct {
 	Deadline time.Duration
 	// SystemPrompt replaces the manifest's system prompt; nil keeps it.
 	SystemPrompt *string
+	// CapsuleURL is the door's URL when mur run serves one; shell commands
+	// see it as MURMUR_CAPSULE_URL.
+	CapsuleURL string
 	// Stderr receives warnings and notes (W-… codes, sandbox notes) and
 	// the session's status line at Close; nil discards them.
 	Stderr io.Writer
@@ -165,7 +168,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &launcher{c: c, res: res, rt: rt, gws: gws, dirs: &sessionDirs{}, scope: manifest.ExplainScope(c)}
+	l := &launcher{c: c, res: res, rt: rt, gws: gws, dirs: &sessionDirs{}, scope: manifest.ExplainScope(c), capsuleURL: o.CapsuleURL}
 	if caps := c.Capabilities; caps != nil && caps.Filesystem != nil {
 		l.dirs.readOnly = caps.Filesystem.ReadOnly
 	}

@@ -50,6 +50,8 @@ type launcher struct {
 	// stderr is mur run's stderr, where end reports what it could not
 	// close.
 	stderr io.Writer
+	// capsuleURL is the door's URL, "" without a door.
+	capsuleURL string
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -221,7 +223,7 @@ func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Si
 	for _, n := range sb.Notes() {
 		fmt.Fprintf(stderr, "mur: %s\n", n)
 	}
-	p := shellPolicy(l.c, d)
+	p := shellPolicy(l.c, d, l.capsuleURL)
 	p.Stderr = stderr
 	s, err := shell.New(p, sb, sink)
 	if err != nil {

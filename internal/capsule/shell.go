@@ -20,8 +20,9 @@ import (
 )
 
 // shellPolicy maps the capsule's shell grant and the session's
-// directories onto the shell layer's policy.
-func shellPolicy(c *manifest.Capsule, d session.Dirs) shell.Policy {
+// directories onto the shell layer's policy. capsuleURL is the door's URL
+// (MURMUR_CAPSULE_URL), "" when the session serves no door.
+func shellPolicy(c *manifest.Capsule, d session.Dirs, capsuleURL string) shell.Policy {
 	p := shell.Policy{
 		PATH: os.Getenv("PATH"), HostEnv: os.Environ(),
 		Workdir: d.Workdir, Home: d.Home(), Tmp: d.Tmp(),
@@ -40,8 +41,11 @@ func shellPolicy(c *manifest.Capsule, d session.Dirs) shell.Policy {
 		p.GraceSecs = &g
 	}
 	if c.Inference != nil {
-		p.Identity = append([][2]string{{"MURMUR_CAPSULE_NAME", c.Name}, {"MURMUR_CAPSULE_VERSION", c.Version}, {"MURMUR_SESSION_ID", d.ID}},
-			inferenceEnv(c)...)
+		p.Identity = [][2]string{{"MURMUR_CAPSULE_NAME", c.Name}, {"MURMUR_CAPSULE_VERSION", c.Version}, {"MURMUR_SESSION_ID", d.ID}}
+		if capsuleURL != "" {
+			p.Identity = append(p.Identity, [2]string{"MURMUR_CAPSULE_URL", capsuleURL})
+		}
+		p.Identity = append(p.Identity, inferenceEnv(c)...)
 	}
 	return p
 }
@@ -65,7 +69,7 @@ func (l *launcher) shellTools() ([]agent.Tool, error) {
 		return nil, nil
 	}
 	placeholder := session.Dirs{ID: "ses_describe", Records: "/nonexistent/records", Workdir: "/nonexistent/work"}
-	desc, err := shell.New(shellPolicy(l.c, placeholder), refuseAll{}, nil)
+	desc, err := shell.New(shellPolicy(l.c, placeholder, l.capsuleURL), refuseAll{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("capabilities.shell: %w", err)
 	}

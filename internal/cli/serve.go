@@ -97,6 +97,7 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	}
 	url := door.URLOf(ln)
 	o.Stderr = env.Stderr
+	o.CapsuleURL = url
 	s, err := capsule.Open(env.Ctx, o)
 	if err != nil {
 		ln.Close()
