@@ -65,7 +65,7 @@ func TestKill(t *testing.T) {
 // what is killed here, so the package is packed in-process.
 func smallTool(t *testing.T, path, version string) string {
 	t.Helper()
-	payload := make([]byte, 96<<10)
+	payload := make([]byte, 32<<10)
 	rand.Read(payload)
 	b, err := artifact.Pack([]artifact.Entry{
 		{Path: "murmur.yaml", Data: fmt.Appendf(nil, "name: kt\nversion: %q\nruntime: tool\nrequires_files: [tool.wasm]\n", version)},
@@ -272,16 +272,6 @@ func (f *fixture) publishComponents() {
 		zip := filepath.Join(f.root, c.name+".mur.zip")
 		f.must(f.root, "build", pkg, "-o", zip)
 		f.must(f.root, "publish", zip, "--scope", "murmur")
-	}
-	// The compile cache is keyed by each component's verified identity,
-	// so it is kept beside the components between suite runs: only the
-	// first run after a rebuild compiles them.
-	cache := filepath.Join(f.guest, ".killcache")
-	if err := os.MkdirAll(filepath.Join(cache, "wasm"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(cache, filepath.Join(f.murmurDir(), "cache")); err != nil {
-		t.Fatal(err)
 	}
 	f.must(f.root, "config", "set", "-g", "credentials.OPENAI_API_KEY", "sk-kill-0123456789abcdef")
 	f.must(f.root, "config", "set", "-g", "spend.machine_tokens_per_day", "1000000000")
