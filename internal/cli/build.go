@@ -41,6 +41,9 @@ The payload must fit the declared role, or nothing is written:
   native   the first executable listed is a binary for this OS and processor,
            or a #! script (E-BLD-103).
   skill    skill.md is listed, non-empty UTF-8 text (E-BLD-104).`,
+		Example: `  bash tools/guest/build.sh examples/echo-go && mur build examples/echo-go
+  mur build examples/echo-go -o echo.mur.zip
+  mur build my-skill/                 # a skill folder with no murmur.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."

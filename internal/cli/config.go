@@ -39,13 +39,17 @@ or with -g the global ~/.murmur/config.yaml. Keys:
   credentials.<NAME>               a gateway key (global only)
 
 Setting an empty value removes the key.`,
+		Example: `  mur config set -g credentials.OPENAI_API_KEY sk-...
+  mur config get -g publish`,
 	}
 	cmd.PersistentFlags().BoolVarP(&global, "global", "g", false, "the global ~/.murmur/config.yaml")
 	cmd.PersistentFlags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest whose project config to use")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "get KEY",
 		Short: "Print a key's value",
-		Args:  cobra.ExactArgs(1),
+		Example: `  mur config get -g registries.hub.url
+  mur config get publish              # the project's .murmur/config.yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := file()
 			if err != nil {
@@ -65,7 +69,9 @@ Setting an empty value removes the key.`,
 	}, &cobra.Command{
 		Use:   "set KEY VALUE",
 		Short: "Set a key (an empty VALUE removes it)",
-		Args:  cobra.ExactArgs(2),
+		Example: `  mur config set -g credentials.ANTHROPIC_API_KEY sk-ant-...
+  mur config set -g registries.hub.url https://ghcr.io`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.HasPrefix(args[0], "credentials.") && !global {
 				return reportErr(env, fmt.Errorf("%w: credentials are kept only in ~/.murmur/config.yaml, never beside a manifest that may be committed: use `mur config set -g %s VALUE`", config.ErrConfig, args[0]))

@@ -50,6 +50,9 @@ func newDoctorCmd(env *Env) *cobra.Command {
 beginning with its code. --static runs only what the manifest alone decides.
 --effective prints the manifest with every default applied instead.
 Exit status 1 when any error is found.`,
+		Example: `  cd capsules/hello && mur doctor
+  mur doctor --static --manifest capsules/hello/murmur.yaml
+  mur doctor --json | jq '.diagnostics[] | .code'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, ds := manifest.LoadCapsule(path)

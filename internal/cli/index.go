@@ -26,6 +26,8 @@ project store when run beside a murmur.yaml, the global store, and each
 registry), once per name at its newest version that fits this mur, with the
 first sentence of its description, and records it in ~/.murmur/index.json,
 where a running session's search reads it without reaching a registry.`,
+		Example: `  mur index
+  mur index --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			idx, err := loadIndex(env, path)

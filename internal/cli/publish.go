@@ -23,6 +23,8 @@ into a store (project, global) or a registry named in config.yaml, as
 <scope>/<name>:<version>. --to defaults to config.yaml's publish:, else global.
 A reserved version (latest, stable, edge: E-REG-004) or a malformed driver
 models: (E-REG-011) is refused and nothing is written.`,
+		Example: `  mur publish echo-go-0.1.0.mur.zip --scope me
+  mur publish examples/echo-go --scope me --to hub`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."

@@ -35,6 +35,9 @@ session's status.
 
 Exit status: 0 ok, 1 the task ended other than ok, 2 the launch was
 refused before any session existed, 130 canceled.`,
+		Example: `  cd capsules/hello && mur run --task "Write a short hello note in notes/hello.md."
+  mur run --explain-scope --manifest capsules/hello/murmur.yaml
+  mur run --deadline 10m --workdir /tmp/work`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if explain {

@@ -21,6 +21,8 @@ func newSearchCmd(env *Env) *cobra.Command {
 		Short: "Search the artifact index by name and description",
 		Long: `search prints the artifact index entries whose name, role or description
 contains every word of QUERY, ignoring case. Exit status 1 when none does.`,
+		Example: `  mur search echo
+  mur search web search --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			idx, err := loadIndex(env, path)
