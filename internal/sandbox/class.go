@@ -159,7 +159,7 @@ func Explain(h Host, p Policy) Report {
 	}
 	scoped = add("process isolation", pi, pd) && scoped
 
-	nd := fmt.Sprintf("own network namespace; TCP and UDP leave only to allow-listed destinations, %d allow entr%s; commands also get http_proxy, https_proxy, ALL_PROXY and no_proxy (both cases, beyond the spec's environment rows) naming an HTTP proxy under the same list, for clients that cannot resolve names in the sandbox", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
+	nd := fmt.Sprintf("own network namespace; TCP and UDP leave only to allow-listed destinations, %d allow entr%s", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
 	if !h.NetNS {
 		nd = h.why("network namespace", "network namespaces unavailable")
 	}
@@ -207,11 +207,12 @@ func Explain(h Host, p Policy) Report {
 	default:
 		r.Achieved = Advisory
 	}
+	add(shellAllowExec, false, shellAllowDetail(r.Achieved))
 	if !ll || !h.Seccomp || !h.NetNS {
 		msg := "this host cannot enforce"
 		var miss []string
 		for _, m := range r.Mechanisms {
-			if !m.Enforced && m.Name != "composed root" && m.Name != "workdir noexec" {
+			if !m.Enforced && m.Name != "composed root" && m.Name != "workdir noexec" && m.Name != shellAllowExec {
 				miss = append(miss, m.Name)
 			}
 		}
@@ -219,6 +220,22 @@ func Explain(h Host, p Policy) Report {
 			fmt.Sprintf("%s %s; shell and native tools run %s", msg, strings.Join(miss, ", "), r.Achieved)))
 	}
 	return r
+}
+
+// shellAllowExec is the report line that says what capabilities.shell.allow
+// means when a command executes a program. It is never enforced: no class
+// limits exec to the allowlist (docs/sandbox.md, "What shell.allow means
+// for exec"), and the line says what does hold instead.
+const shellAllowExec = "shell.allow at exec"
+
+func shellAllowDetail(c Class) string {
+	switch c {
+	case Sealed:
+		return "the allowlisted binaries and every binary in the system trees bound whole into the composed root (/usr, /bin, /sbin, /lib*) can run; nothing else of the host exists in the root. shell.allow names what the model calls: an allowlisted shell, or any program that starts others, runs those system binaries too"
+	case Scoped:
+		return "the allowlisted binaries and every binary under the host's /usr, /bin, /sbin and /lib* can run (Landlock grants those trees execute). shell.allow names what the model calls: an allowlisted shell, or any program that starts others, runs any system binary"
+	}
+	return "nothing is checked at exec: shell.allow is checked only when the runtime dispatches a call"
 }
 
 func plural(n int, one, many string) string {
@@ -247,7 +264,7 @@ func CheckFloor(h Host, p Policy) error {
 	}
 	var miss []string
 	for _, m := range r.Mechanisms {
-		if !m.Enforced {
+		if !m.Enforced && m.Name != shellAllowExec {
 			miss = append(miss, m.Name+" ("+m.Detail+")")
 		}
 	}

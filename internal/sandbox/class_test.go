@@ -137,3 +137,40 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("want every problem named, got %v", err)
 	}
 }
+
+// TestShellAllowAtExec: every report says what shell.allow means at exec for
+// the class achieved, and that line never makes a floor refusal.
+func TestShellAllowAtExec(t *testing.T) {
+	for _, tt := range []struct {
+		host  func(*Host)
+		floor Class
+		want  Class
+		says  string
+	}{
+		{nil, Sealed, Sealed, "bound whole into the composed root"},
+		{nil, Scoped, Scoped, "every binary under the host's /usr"},
+		{func(h *Host) { h.Seccomp = false }, 0, Advisory, "nothing is checked at exec"},
+	} {
+		h := fullHost()
+		if tt.host != nil {
+			tt.host(&h)
+		}
+		p := Policy{Floor: tt.floor, ExecPaths: []string{"/usr/bin/bash", "/usr/bin/git"}}
+		r := Explain(h, p)
+		if r.Achieved != tt.want {
+			t.Fatalf("achieved %s, want %s", r.Achieved, tt.want)
+		}
+		var line string
+		for _, l := range r.Lines() {
+			if strings.Contains(l, shellAllowExec) {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "not enforced") || !strings.Contains(line, tt.says) {
+			t.Errorf("%s: shell.allow line %q does not say %q", tt.want, line, tt.says)
+		}
+		if err := CheckFloor(h, p); err != nil {
+			t.Errorf("%s: the shell.allow line made a refusal: %v", tt.want, err)
+		}
+	}
+}
