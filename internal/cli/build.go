@@ -18,7 +18,10 @@ import (
 func init() { register(newBuildCmd) }
 
 func newBuildCmd(env *Env) *cobra.Command {
-	var out string
+	var (
+		out    string
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "build [DIR]",
 		Short: "Pack an artifact into a reproducible .mur.zip and print its digest",
@@ -64,7 +67,7 @@ The payload must fit the declared role, or nothing is written:
 			if b == nil || ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
 			}
-			if checked != "" {
+			if checked != "" && !asJSON {
 				fmt.Fprintf(env.Stdout, "checked %s\n", checked)
 			}
 			a := b.Manifest
@@ -74,12 +77,28 @@ The payload must fit the declared role, or nothing is written:
 			if err := artifact.WriteFileAtomic(out, b.Data, 0o644); err != nil {
 				return &ExitError{Code: 1, Err: err}
 			}
+			if asJSON {
+				return writeJSON(env.Stdout, builtJSON{a.Name, a.Version, a.ExecutionType(), out, b.Digest, checked})
+			}
 			fmt.Fprintf(env.Stdout, "built %s (%s) -> %s\n%s\n", a.ID(), a.ExecutionType(), out, b.Digest)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default <name>-<version>.mur.zip)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// builtJSON is mur build --json.
+type builtJSON struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Execution string `json:"execution"`
+	Output    string `json:"output"`
+	Digest    string `json:"digest"`
+	// Checked says what the component check found and where it was
+	// compiled; empty for a native or static artifact.
+	Checked string `json:"checked,omitempty"`
 }
 
 // printDiags prints one line per diagnostic, code first. The artifact

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,14 @@ func NewRoot(env *Env) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	usageArgs(root)
 	return root
+}
+
+// writeJSON prints v as one JSON document: what --json prints on every
+// command that prints data.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }

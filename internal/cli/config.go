@@ -15,6 +15,7 @@ func newConfigCmd(env *Env) *cobra.Command {
 	var (
 		global bool
 		path   string
+		asJSON bool
 	)
 	file := func() (string, error) {
 		if global {
@@ -63,6 +64,9 @@ Setting an empty value removes the key.`,
 				fmt.Fprintf(env.Stderr, "%s is not set in %s\n", args[0], f)
 				return &ExitError{Code: 1, Silent: true}
 			}
+			if asJSON {
+				return writeJSON(env.Stdout, map[string]string{"key": args[0], "value": v, "file": f})
+			}
 			fmt.Fprintln(env.Stdout, v)
 			return nil
 		},
@@ -86,5 +90,8 @@ Setting an empty value removes the key.`,
 			return nil
 		},
 	})
+	if get, _, err := cmd.Find([]string{"get"}); err == nil {
+		get.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (key, value, file)")
+	}
 	return cmd
 }

@@ -17,7 +17,10 @@ func init() {
 }
 
 func newInstallCmd(env *Env) *cobra.Command {
-	var path string
+	var (
+		path   string
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "install",
 		Short: "Install a capsule's artifacts and pin them in murmur.lock",
@@ -54,10 +57,15 @@ the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
 				r.Version = a.Version
 				refs = append(refs, r)
 			}
-			for _, n := range local {
-				fmt.Fprintf(env.Stdout, "skipped %s: a local source, read from disk on every run and never locked\n", n)
+			if !asJSON {
+				for _, n := range local {
+					fmt.Fprintf(env.Stdout, "skipped %s: a local source, read from disk on every run and never locked\n", n)
+				}
 			}
 			if len(refs) == 0 {
+				if asJSON {
+					return writeJSON(env.Stdout, installJSON{Installed: []installedJSON{}, Skipped: local})
+				}
 				fmt.Fprintln(env.Stdout, "nothing to install")
 				return nil
 			}
@@ -74,19 +82,42 @@ the project store (.murmur/ beside murmur.yaml) and updates murmur.lock
 			if err != nil {
 				return reportErr(env, err)
 			}
+			out := installJSON{Installed: []installedJSON{}, Skipped: local, Lock: open.Project.LockPath()}
 			for _, d := range done {
 				state := "installed"
 				if !d.Changed {
 					state = "verified"
 				}
-				fmt.Fprintf(env.Stdout, "%s %s from %s %s\n", state, d.Ref, d.From, d.Digest)
+				out.Installed = append(out.Installed, installedJSON{d.Ref.String(), state, d.From, d.Digest})
 			}
-			fmt.Fprintf(env.Stdout, "pinned %d artifact(s) in %s\n", len(done), open.Project.LockPath())
+			if asJSON {
+				return writeJSON(env.Stdout, out)
+			}
+			for _, d := range out.Installed {
+				fmt.Fprintf(env.Stdout, "%s %s from %s %s\n", d.State, d.Ref, d.From, d.Digest)
+			}
+			fmt.Fprintf(env.Stdout, "pinned %d artifact(s) in %s\n", len(done), out.Lock)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// installJSON is mur install --json.
+type installJSON struct {
+	Installed []installedJSON `json:"installed"`
+	// Skipped names the local-source entries, never locked.
+	Skipped []string `json:"skipped,omitempty"`
+	Lock    string   `json:"lock,omitempty"`
+}
+
+type installedJSON struct {
+	Ref    string `json:"ref"`
+	State  string `json:"state"` // installed, or verified (already as pinned)
+	From   string `json:"from"`
+	Digest string `json:"digest"`
 }
 
 // installedCheck is mur doctor's check that every artifact resolves as a

@@ -14,7 +14,10 @@ import (
 func init() { register(newPublishCmd) }
 
 func newPublishCmd(env *Env) *cobra.Command {
-	var to, scope, path string
+	var (
+		to, scope, path string
+		asJSON          bool
+	)
 	cmd := &cobra.Command{
 		Use:   "publish [FILE|DIR]",
 		Short: "Publish an artifact to a store or an OCI registry",
@@ -81,6 +84,9 @@ models: (E-REG-011) is refused and nothing is written.`,
 			if err != nil {
 				return reportErr(env, err)
 			}
+			if asJSON {
+				return writeJSON(env.Stdout, map[string]string{"ref": ref.String(), "target": target.Name(), "digest": b.Digest})
+			}
 			fmt.Fprintf(env.Stdout, "published %s to %s\n%s\n", ref, target.Name(), b.Digest)
 			return nil
 		},
@@ -88,6 +94,7 @@ models: (E-REG-011) is refused and nothing is written.`,
 	cmd.Flags().StringVar(&to, "to", "", "project, global, or a registry name from config.yaml")
 	cmd.Flags().StringVar(&scope, "scope", "local", "scope to publish under: the artifact becomes <scope>/<name>")
 	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest whose project store and config apply")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
 
