@@ -253,6 +253,41 @@ func TestEgressConnectionsBounded(t *testing.T) {
 	}
 }
 
+// At most maxUDPFlows (source, destination) pairs are held; a datagram that
+// would open one more is dropped and recorded.
+func TestEgressUDPFlowsBounded(t *testing.T) {
+	echo := udpEcho(t)
+	e := startEgress(t, []AllowHost{{Host: "127.0.0.1", Port: echo}})
+	addr := "127.0.0.1:" + strconv.Itoa(echo)
+	var socks []net.Conn
+	defer func() {
+		for _, c := range socks {
+			c.Close()
+		}
+	}()
+	for i := range maxUDPFlows {
+		c, err := dialIn(t, e, "udp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		socks = append(socks, c)
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64)
+		if n, err := c.Read(buf); err != nil || string(buf[:n]) != "echo:x" {
+			t.Fatalf("flow %d: %q %v", i, buf[:n], err)
+		}
+	}
+	if got, err := exchange(t, e, addr, []byte("one more")); err == nil {
+		t.Fatalf("flow %d answered %q", maxUDPFlows+1, got)
+	}
+	if d, _ := e.Denied(); len(d) != 1 || !strings.Contains(d[0], "over 64 flows") {
+		t.Fatalf("denied = %v", d)
+	}
+}
+
 // exchange sends one datagram from inside the namespace and waits for an
 // answer.
 func exchange(t *testing.T, e *egress, addr string, msg []byte) ([]byte, error) {
