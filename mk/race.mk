@@ -16,7 +16,7 @@
 #                mur, and their kernels' cost is per run); bench/launchbench
 #                has no tests
 
-RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/door/... \
+RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/cli/... ./internal/door/... \
 	./internal/drivertest/... ./internal/event/... ./internal/gateway/... \
 	./internal/infer/... ./internal/lifecycle/... ./internal/providertest/... \
 	./internal/registrytest/... ./internal/sandbox/... ./internal/session/... \
