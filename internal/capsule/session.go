@@ -336,7 +336,7 @@ func (s *Session) Close(final Outcome) error {
 		fmt.Fprintln(s.stderr, agent.FragmentWarning())
 	}
 	fmt.Fprintln(s.stderr, statusLine(s.dirs, final, s.totals))
-	err := errors.Join(werr, s.tw.Err(), s.tw.Close(), s.dirs.Release())
+	err := errors.Join(werr, s.tw.Err(), s.tw.Close(), trace.TakeBlobErr(s.dirs.Blobs()), s.dirs.Release())
 	s.endSession(nil)
 	if s.l != nil {
 		s.l.close()

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Capture is trace.capture: how much of each turn's driver request the
@@ -62,10 +63,30 @@ func (r Recorder) Hash(body []byte) (string, error) {
 	h := hex.EncodeToString(sum[:])
 	if r.Content() {
 		if err := writeBlob(filepath.Join(r.BlobDir, h), body); err != nil {
+			noteBlobErr(r.BlobDir, err)
 			return h, err
 		}
 	}
 	return h, nil
+}
+
+// blobErrs keeps the first blob write failure of each blob directory.
+// Callers that cannot stop for a missing blob (a tool result already
+// returned to the model) drop Hash's error; the session reads it back from
+// here at its end (TakeBlobErr) so incomplete records still fail the run.
+var blobErrs sync.Map // blob dir -> error
+
+func noteBlobErr(dir string, err error) {
+	blobErrs.LoadOrStore(dir, fmt.Errorf("records: %w", err))
+}
+
+// TakeBlobErr returns, and forgets, the first blob write failure under dir
+// (a session's blobs/), or nil.
+func TakeBlobErr(dir string) error {
+	if v, ok := blobErrs.LoadAndDelete(dir); ok {
+		return v.(error)
+	}
+	return nil
 }
 
 // writeBlob writes a content-addressed file once; an existing blob already

@@ -156,3 +156,28 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+// TestBlobFailureKept: a blob that cannot be written is an error for the
+// caller and, whether the caller keeps it or not, for the session's end.
+func TestBlobFailureKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "blobs")
+	if err := os.WriteFile(dir, nil, 0o600); err != nil { // a file where the directory should be
+		t.Fatal(err)
+	}
+	r := Recorder{Level: CaptureContent, BlobDir: dir}
+	if _, err := r.Hash([]byte("body")); err == nil {
+		t.Fatal("Hash wrote a blob into a file")
+	}
+	_, _ = r.Hash([]byte("second"))
+	err := TakeBlobErr(dir)
+	if err == nil || !strings.Contains(err.Error(), "records: ") {
+		t.Fatalf("TakeBlobErr = %v, want the first failure", err)
+	}
+	if TakeBlobErr(dir) != nil {
+		t.Fatal("TakeBlobErr did not forget the failure")
+	}
+	ok := Recorder{Level: CaptureContent, BlobDir: t.TempDir()}
+	if _, err := ok.Hash([]byte("body")); err != nil || TakeBlobErr(ok.BlobDir) != nil {
+		t.Fatalf("a written blob left an error: %v", err)
+	}
+}
