@@ -15,6 +15,7 @@ import (
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/otel"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/trace"
@@ -49,6 +50,9 @@ type Parts struct {
 	Gateways      []map[string]any
 	SessionFields map[string]any
 	Stderr        io.Writer
+	// OtelEndpoint is observability.otel_endpoint ("" exports nothing);
+	// Open takes it from the manifest.
+	OtelEndpoint string
 	// Now, Sleep and Rand replace the clock, waits and jitter in tests.
 	Now   func() time.Time
 	Sleep func(context.Context, time.Duration) error
@@ -137,6 +141,8 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 			start[k] = v
 		}
 	}
+	// OpenTelemetry is one more subscriber, from session_start on.
+	otel.Subscribe(s.events, otelEndpoint(p, l), stderr)
 	s.events.Emit(event.Event{Type: "session_start", Fields: start})
 	if p.Retain != nil {
 		s.sweep(p.ManifestDir, *p.Retain)
@@ -480,4 +486,12 @@ func nestedInstructionFiles(workdir string, entries []string) []string {
 		return nil
 	})
 	return out
+}
+
+// otelEndpoint is the parts' endpoint, else the manifest's.
+func otelEndpoint(p Parts, l *launcher) string {
+	if p.OtelEndpoint == "" && l != nil && l.c != nil && l.c.Observability != nil {
+		return l.c.Observability.OtelEndpoint
+	}
+	return p.OtelEndpoint
 }

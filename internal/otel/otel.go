@@ -1,0 +1,476 @@
+// Package otel exports a session's events as OpenTelemetry spans over
+// OTLP/HTTP (observability.otel_endpoint). It is one subscriber of the
+// session's event stream, like the trace writer: every record becomes one
+// span the moment it is emitted, with session → task → turn → tool call
+// parentage, and trace.jsonl stays the complete record.
+//
+// The session never waits on the collector. Emit decides the span's ids
+// and parent under a short lock and hands the event to a bounded queue; a
+// worker builds the spans with the official SDK, whose batch processor
+// exports them. A full queue or a failed export drops spans, counts them
+// and warns once; the session goes on. See docs/otel.md.
+package otel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/murmur/mur/internal/event"
+)
+
+// Span names. A scope (session, task, turn) is open from the event that
+// starts it to the one that ends it; every other record is a span of its
+// own, named by its event type.
+const (
+	SpanSession = "session"
+	SpanTask    = "task"
+	SpanTurn    = "turn"
+)
+
+// AttrPrefix prefixes every event field copied onto a span.
+const AttrPrefix = "murmur."
+
+// Options configure an Exporter.
+type Options struct {
+	// Endpoint is observability.otel_endpoint: the OTLP/HTTP base URL
+	// (http://localhost:4318); spans go to its /v1/traces unless it
+	// names a path of its own.
+	Endpoint string
+	// Warn receives the one warning about dropped spans; nil discards it.
+	Warn io.Writer
+	// QueueSize bounds the events waiting for the worker; 0 is 4096.
+	QueueSize int
+	// FlushBudget bounds the wait for the last spans at session_end;
+	// 0 is 2 s. An endpoint that has already failed is not waited for.
+	FlushBudget time.Duration
+	// Exporter replaces the OTLP exporter (tests); nil builds one.
+	Exporter sdktrace.SpanExporter
+}
+
+// Exporter is an event.Sink that turns a session's records into spans.
+type Exporter struct {
+	opts  Options
+	queue chan item
+	done  chan struct{}
+	state state // ids and parentage, decided in Emit's order
+
+	mu      sync.Mutex // guards ended
+	ended   bool
+	dropped atomic.Int64
+	failed  atomic.Bool
+	warned  atomic.Bool
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	endErr  error
+}
+
+// item is one event for the worker, with the span it becomes.
+type item struct {
+	e      event.Event
+	fields map[string]any
+	kind   kind
+	sc     trace.SpanContext // the span's own ids
+	parent trace.SpanContext
+	link   trace.SpanContext // the session, for a task under a remote parent
+	closes []trace.SpanID    // scopes this event ends (a turn, then its task)
+}
+
+type kind uint8
+
+const (
+	kindLeaf kind = iota
+	kindSessionStart
+	kindSessionEnd
+	kindTaskStart
+	kindTaskEnd
+	kindTurn
+)
+
+// New returns an Exporter for opts.Endpoint. It fails only on an endpoint
+// that is not an http or https URL; a collector that is down is found out
+// later, by the exports, and never fails the session.
+func New(opts Options) (*Exporter, error) {
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 4096
+	}
+	if opts.FlushBudget <= 0 {
+		opts.FlushBudget = 2 * time.Second
+	}
+	if opts.Warn == nil {
+		opts.Warn = io.Discard
+	}
+	exp := opts.Exporter
+	if exp == nil {
+		u, err := TracesURL(opts.Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		// No retries: a span that cannot be sent now is dropped and
+		// counted, so a down collector never holds spans or the session.
+		exp, err = otlptracehttp.New(context.Background(),
+			otlptracehttp.WithEndpointURL(u),
+			otlptracehttp.WithTimeout(5*time.Second),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		if err != nil {
+			return nil, fmt.Errorf("otel: %w", err)
+		}
+	}
+	x := &Exporter{opts: opts, queue: make(chan item, opts.QueueSize), done: make(chan struct{})}
+	x.state.init()
+	x.tp = sdktrace.NewTracerProvider(
+		sdktrace.WithIDGenerator(givenIDs{}),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		// The worker may block on a full batch queue: it is off the
+		// session's path, and its own queue is the bounded one.
+		sdktrace.WithBatcher(&counting{SpanExporter: exp, x: x}, sdktrace.WithBlocking(), sdktrace.WithBatchTimeout(200*time.Millisecond)),
+		sdktrace.WithResource(resource.Empty()),
+	)
+	x.tracer = x.tp.Tracer("github.com/murmur/mur/internal/otel")
+	go x.work()
+	return x, nil
+}
+
+// TracesURL is the OTLP/HTTP traces URL of an otel_endpoint: its base with
+// /v1/traces, or the URL as given when it names a path.
+func TracesURL(endpoint string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(endpoint))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("otel: observability.otel_endpoint %q is not an http:// or https:// URL (for example http://localhost:4318)", endpoint)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1/traces"
+	}
+	return u.String(), nil
+}
+
+// Emit takes one event of the session's stream. Live events are not
+// records and make no span. It never blocks: a full queue drops the span.
+func (x *Exporter) Emit(e event.Event) {
+	if e.Live {
+		return
+	}
+	it, ok := x.state.place(e)
+	if !ok {
+		return
+	}
+	// Fields belong to the emitter once Emit returns: keep a copy.
+	it.fields = make(map[string]any, len(e.Fields))
+	for k, v := range e.Fields {
+		it.fields[k] = v
+	}
+	it.e.Fields = nil
+	x.mu.Lock()
+	if x.ended {
+		x.mu.Unlock()
+		return
+	}
+	select {
+	case x.queue <- it:
+	default:
+		x.drop(1, "the export queue is full")
+	}
+	if it.kind == kindSessionEnd {
+		x.ended = true
+		close(x.queue)
+	}
+	x.mu.Unlock()
+	if it.kind == kindSessionEnd {
+		x.finish()
+	}
+}
+
+// finish waits for the worker and the last export, within the flush
+// budget, or not at all when the endpoint has already failed.
+func (x *Exporter) finish() {
+	budget := x.opts.FlushBudget
+	if x.failed.Load() {
+		budget = 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	select {
+	case <-x.done:
+	case <-ctx.Done():
+	}
+	x.endErr = x.tp.Shutdown(ctx)
+}
+
+// Close ends the exporter when the session never reached session_end (it
+// failed while opening): open spans are dropped. Safe after session_end.
+func (x *Exporter) Close() {
+	x.mu.Lock()
+	if x.ended {
+		x.mu.Unlock()
+		return
+	}
+	x.ended = true
+	close(x.queue)
+	x.mu.Unlock()
+	x.finish()
+}
+
+// Dropped is how many spans were dropped: queue full or export failed.
+func (x *Exporter) Dropped() int64 { return x.dropped.Load() }
+
+func (x *Exporter) drop(n int, why string) {
+	x.dropped.Add(int64(n))
+	if x.warned.CompareAndSwap(false, true) {
+		fmt.Fprintf(x.opts.Warn, "mur: OpenTelemetry: %s; spans are being dropped and counted, trace.jsonl is complete (observability.otel_endpoint %s)\n", why, x.opts.Endpoint)
+	}
+}
+
+// counting wraps the exporter so a failed export is counted as dropped
+// spans and warned about once.
+type counting struct {
+	sdktrace.SpanExporter
+	x *Exporter
+}
+
+func (c *counting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if c.x.failed.Load() {
+		// The endpoint failed before: try again, but do not let a
+		// hanging collector hold the worker for the full timeout twice.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Second)
+		defer cancel()
+	}
+	err := c.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		c.x.failed.Store(true)
+		c.x.drop(len(spans), "export failed: "+err.Error())
+	}
+	return err
+}
+
+// work builds the spans, in emission order.
+func (x *Exporter) work() {
+	defer close(x.done)
+	open := map[trace.SpanID]trace.Span{}
+	for it := range x.queue {
+		x.build(it, open)
+	}
+	// A session that never ended (it failed while opening) leaves its
+	// scopes open; end them so they are not lost.
+	for _, s := range open {
+		s.End()
+	}
+}
+
+func (x *Exporter) build(it item, open map[trace.SpanID]trace.Span) {
+	e := it.e
+	attrs := attributes(e.Type, it.fields)
+	for _, id := range it.closes {
+		if s := open[id]; s != nil {
+			s.End(trace.WithTimestamp(e.Time))
+			delete(open, id)
+		}
+	}
+	switch it.kind {
+	case kindSessionEnd, kindTaskEnd:
+		s := open[it.sc.SpanID()]
+		if s == nil {
+			return
+		}
+		s.SetAttributes(attrs...)
+		status(s, e.Type, it.fields)
+		s.End(trace.WithTimestamp(e.Time))
+		delete(open, it.sc.SpanID())
+		return
+	}
+	name := e.Type
+	start, end := e.Time, e.Time
+	if d, ok := durationMS(it.fields); ok {
+		start = e.Time.Add(-d)
+	}
+	switch it.kind {
+	case kindSessionStart:
+		name = SpanSession
+	case kindTaskStart:
+		name = SpanTask
+	case kindTurn:
+		name = SpanTurn
+	}
+	ctx := context.WithValue(context.Background(), idKey{}, it.sc)
+	if it.parent.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, it.parent)
+	}
+	opts := []trace.SpanStartOption{trace.WithTimestamp(start), trace.WithAttributes(attrs...)}
+	if it.link.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: it.link}))
+	}
+	if !it.parent.IsValid() {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	_, s := x.tracer.Start(ctx, name, opts...)
+	status(s, e.Type, it.fields)
+	switch it.kind {
+	case kindSessionStart, kindTaskStart, kindTurn:
+		open[it.sc.SpanID()] = s
+	default:
+		s.End(trace.WithTimestamp(end))
+	}
+}
+
+// status marks the spans of what went wrong: a failed tool call, a task or
+// session that did not end ok, a failed inference, task_failed.
+func status(s trace.Span, typ string, f map[string]any) {
+	str := func(k string) string { v, _ := f[k].(string); return v }
+	switch {
+	case typ == "task_failed":
+		s.SetStatus(codes.Error, str("reason"))
+	case typ == "tool_call" && str("status") != "" && str("status") != "passed":
+		s.SetStatus(codes.Error, str("error"))
+	case (typ == "task_end" || typ == "session_end") && exitStatus(f) != "" && exitStatus(f) != "ok":
+		s.SetStatus(codes.Error, exitStatus(f))
+	case typ == "inference" && str("error") != "":
+		s.SetStatus(codes.Error, str("error"))
+	}
+}
+
+func exitStatus(f map[string]any) string { return fmt.Sprint(valueOr(f["exit_status"], "")) }
+
+func valueOr(v any, d any) any {
+	if v == nil {
+		return d
+	}
+	return v
+}
+
+func durationMS(f map[string]any) (time.Duration, bool) {
+	switch v := f["duration_ms"].(type) {
+	case int64:
+		return time.Duration(v) * time.Millisecond, true
+	case int:
+		return time.Duration(v) * time.Millisecond, true
+	case float64:
+		return time.Duration(v * float64(time.Millisecond)), true
+	}
+	return 0, false
+}
+
+// attributes copies an event's fields onto its span: murmur.event and
+// murmur.<field> for each field (a nested value as its JSON), plus the
+// OpenTelemetry GenAI names for the model, tokens and tool.
+func attributes(typ string, f map[string]any) []attribute.KeyValue {
+	out := make([]attribute.KeyValue, 0, len(f)+4)
+	out = append(out, attribute.String(AttrPrefix+"event", typ))
+	for k, v := range f {
+		out = append(out, value(AttrPrefix+k, v))
+	}
+	str := func(k string) (string, bool) { v, ok := f[k].(string); return v, ok && v != "" }
+	num := func(k string) (int64, bool) {
+		switch v := f[k].(type) {
+		case int:
+			return int64(v), true
+		case int64:
+			return v, true
+		}
+		return 0, false
+	}
+	if m, ok := str("model"); ok {
+		out = append(out, semconv.GenAIRequestModel(m))
+	}
+	if typ == "inference" {
+		if n, ok := num("input_tokens"); ok {
+			out = append(out, semconv.GenAIUsageInputTokens(int(n)))
+		}
+		if n, ok := num("output_tokens"); ok {
+			out = append(out, semconv.GenAIUsageOutputTokens(int(n)))
+		}
+	}
+	if typ == "tool_call" {
+		if t, ok := str("tool"); ok {
+			out = append(out, semconv.GenAIToolName(t))
+		}
+		if c, ok := str("call_id"); ok {
+			out = append(out, semconv.GenAIToolCallID(c))
+		}
+	}
+	if s, ok := str("session_id"); ok && (typ == "session_start" || typ == "session_end") {
+		out = append(out, semconv.ServiceInstanceID(s))
+	}
+	return out
+}
+
+func value(k string, v any) attribute.KeyValue {
+	switch v := v.(type) {
+	case string:
+		return attribute.String(k, v)
+	case bool:
+		return attribute.Bool(k, v)
+	case int:
+		return attribute.Int(k, v)
+	case int64:
+		return attribute.Int64(k, v)
+	case int32:
+		return attribute.Int64(k, int64(v))
+	case uint64:
+		return attribute.Int64(k, int64(v))
+	case float64:
+		return attribute.Float64(k, v)
+	case []string:
+		return attribute.StringSlice(k, v)
+	case fmt.Stringer:
+		return attribute.String(k, v.String())
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return attribute.String(k, fmt.Sprint(v))
+	}
+	return attribute.String(k, string(b))
+}
+
+// idKey carries the ids Emit chose to the SDK's id generator.
+type idKey struct{}
+
+// givenIDs is an sdktrace.IDGenerator that returns the ids Emit decided,
+// so parentage is settled in emission order and Traceparent can answer
+// before the worker has built the span.
+type givenIDs struct{}
+
+func (givenIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	sc, _ := ctx.Value(idKey{}).(trace.SpanContext)
+	return sc.TraceID(), sc.SpanID()
+}
+
+func (givenIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	sc, _ := ctx.Value(idKey{}).(trace.SpanContext)
+	return sc.SpanID()
+}
+
+// traceContext reads and writes W3C traceparent headers.
+var traceContext = propagation.TraceContext{}
+
+// Subscribe attaches an Exporter for endpoint to a session's stream; ""
+// attaches nothing. An endpoint that is not a URL is reported on warn and
+// exports nothing: telemetry never stops a session.
+func Subscribe(s *event.Stream, endpoint string, warn io.Writer) *Exporter {
+	if strings.TrimSpace(endpoint) == "" {
+		return nil
+	}
+	x, err := New(Options{Endpoint: endpoint, Warn: warn})
+	if err != nil {
+		if warn != nil {
+			fmt.Fprintf(warn, "mur: %v; no spans are exported\n", err)
+		}
+		return nil
+	}
+	s.Add(x)
+	return x
+}
