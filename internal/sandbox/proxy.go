@@ -33,6 +33,10 @@ const (
 	// maxDenied refused destinations are kept, the newest; the count of
 	// all of them is kept besides.
 	maxDenied = 64
+	// maxAnswerRecords keeps an answer within 512 bytes, the UDP size a
+	// resolver without EDNS takes, whatever the name's length: a
+	// truncated answer would send it to DNS over TCP, which is refused.
+	maxAnswerRecords = 8
 	// dialTimeout bounds connecting upstream.
 	dialTimeout = 30 * time.Second
 )
@@ -449,10 +453,13 @@ func (e *egress) answer(h dnsmessage.Header, q dnsmessage.Question) (reply []byt
 		switch {
 		case err == nil:
 			ips = addrs
+			if len(ips) > maxAnswerRecords {
+				ips = ips[:maxAnswerRecords]
+			}
 			// The kernel's sets first, so the address is reachable by the
 			// time the command reads the answer; an address the sets could
 			// not take is not answered.
-			if err := e.ns.permit(e.rule.remember(name, addrs)); err != nil {
+			if err := e.ns.permit(e.rule.remember(name, ips)); err != nil {
 				ips, rh.RCode = nil, dnsmessage.RCodeServerFailure
 			}
 		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:

@@ -557,6 +557,9 @@ func FuzzResolverAnswer(f *testing.F) {
 		if out == nil {
 			return
 		}
+		if len(out) > 512 {
+			t.Fatalf("a %d-byte answer: resolvers without EDNS take 512", len(out))
+		}
 		var m dnsmessage.Message
 		if err := m.Unpack(out); err != nil {
 			t.Fatalf("unparsable answer: %v", err)
@@ -568,4 +571,30 @@ func FuzzResolverAnswer(f *testing.F) {
 			t.Fatalf("%q treated as allowed", q.Name)
 		}
 	})
+}
+
+// A name with many addresses is answered within 512 bytes, and only the
+// addresses answered become reachable.
+func TestResolverAnswerFitsUDP(t *testing.T) {
+	old := hostLookup
+	defer func() { hostLookup = old }()
+	var many []netip.Addr
+	for i := range 40 {
+		many = append(many, netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 15: byte(i)}))
+	}
+	hostLookup = func(context.Context, string, string) ([]netip.Addr, error) { return many, nil }
+	long := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 57) + "."
+	e := &egress{rule: &allowRule{allow: []AllowHost{{Host: trimDot(long)}}, answered: map[string][]netip.Addr{}}, ctx: context.Background()}
+	q := dnsmessage.Question{Name: dnsmessage.MustNewName(long), Type: dnsmessage.TypeAAAA, Class: dnsmessage.ClassINET}
+	out, ok := e.answer(dnsmessage.Header{ID: 3}, q)
+	var m dnsmessage.Message
+	if !ok || m.Unpack(out) != nil {
+		t.Fatalf("answer %v %d bytes", ok, len(out))
+	}
+	if len(out) > 512 || len(m.Answers) != maxAnswerRecords || m.Header.Truncated {
+		t.Fatalf("%d bytes, %d records, truncated %v", len(out), len(m.Answers), m.Header.Truncated)
+	}
+	if e.rule.permitsAddr(many[maxAnswerRecords], 443) || !e.rule.permitsAddr(many[0], 443) {
+		t.Error("the reachable addresses are not exactly those answered")
+	}
 }
