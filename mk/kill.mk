@@ -6,7 +6,9 @@
 # records, runs the next command, and requires that no process, cgroup,
 # mount or sealed root of the killed session survives. Then two runs of one
 # capsule with trace.retain.max_sessions: 1 overlap: the second's retention
-# must leave the running first alone. Needs root.
+# must leave the running first alone; and 8 concurrent mur installs in one
+# project (each --manifest naming another artifact) must keep every pin.
+# Needs root.
 # MUR_KILL_SEED=N replays one run's kill moments.
 #
 # Budget: 4 min. Measured on the shared 2-core machine: 3.5-4 min at load

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,6 +39,7 @@ func TestKill(t *testing.T) {
 		{"install", killInstall},
 		{"run", killRun},
 		{"retention", liveRetention},
+		{"concurrent-install", concurrentInstalls},
 	}
 	ran := 0
 	for _, p := range phases {
@@ -60,15 +62,67 @@ func TestKill(t *testing.T) {
 	}
 }
 
+// concurrentInstalls starts 8 mur installs at once in one project, each
+// from its own manifest naming another artifact (--manifest), several
+// rounds: murmur.lock must end up holding every pin. Without the project
+// lock each install wrote back the lock it had read, dropping the others'.
+func concurrentInstalls(f *fixture) {
+	t := f.t
+	const n, rounds = 8, 3
+	for i := range n {
+		zip := filepath.Join(f.root, fmt.Sprintf("c%d.mur.zip", i))
+		smallToolNamed(t, zip, fmt.Sprintf("c%d", i), "1.0.0")
+		f.must(f.root, "publish", zip, "--scope", "conc")
+	}
+	for round := range rounds {
+		dir := filepath.Join(f.root, fmt.Sprintf("conc%d", round))
+		var cmds []*exec.Cmd
+		var outs []*strings.Builder
+		for i := range n {
+			m := filepath.Join(dir, fmt.Sprintf("m%d.yaml", i))
+			writeFile(t, m, fmt.Sprintf("name: conc%d\nversion: \"1\"\nartifacts:\n  - name: conc/c%d\n    version: \"1.0.0\"\n    runtime: tool\n", i, i))
+			c := f.command(dir, "install", "--manifest", m)
+			out := &strings.Builder{}
+			c.Stdout, c.Stderr = out, out
+			cmds, outs = append(cmds, c), append(outs, out)
+		}
+		for _, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, c := range cmds {
+			if err := c.Wait(); err != nil {
+				t.Fatalf("round %d: install %d: %v\n%s", round, i, err, outs[i])
+			}
+		}
+		lock := f.checkProject(dir, map[string]string{}, fmt.Sprintf("concurrent installs, round %d", round))
+		for i := range n {
+			if _, ok := lock.Find(fmt.Sprintf("conc/c%d", i)); !ok {
+				t.Errorf("round %d: conc/c%d's pin was lost: murmur.lock holds %d of %d", round, i, len(lock.Artifacts), n)
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
 // smallTool packs a tool artifact: version v, a payload of random bytes
 // so each version is a new package with blobs to write. mur build is not
 // what is killed here, so the package is packed in-process.
 func smallTool(t *testing.T, path, version string) string {
 	t.Helper()
+	return smallToolNamed(t, path, "kt", version)
+}
+
+// smallToolNamed is smallTool for the artifact name.
+func smallToolNamed(t *testing.T, path, name, version string) string {
+	t.Helper()
 	payload := make([]byte, 32<<10)
 	rand.Read(payload)
 	b, err := artifact.Pack([]artifact.Entry{
-		{Path: "murmur.yaml", Data: fmt.Appendf(nil, "name: kt\nversion: %q\nruntime: tool\nrequires_files: [tool.wasm]\n", version)},
+		{Path: "murmur.yaml", Data: fmt.Appendf(nil, "name: %s\nversion: %q\nruntime: tool\nrequires_files: [tool.wasm]\n", name, version)},
 		{Path: "tool.wasm", Data: append([]byte("\x00asm murmur:tool/run@0.1.0 "), payload...)},
 	})
 	if err != nil {
