@@ -116,3 +116,27 @@ func FuzzMeterDecode(f *testing.F) {
 		}
 	})
 }
+
+// damagingRefuser refuses every call after damaging the machine meter's
+// file, so the meter cannot release what it reserved for the call.
+type damagingRefuser struct{ path string }
+
+func (d damagingRefuser) Admit(need int64) (Reservation, error) {
+	if err := os.WriteFile(d.path, []byte("{"), 0o600); err != nil {
+		return nil, err
+	}
+	return nil, &Refusal{Limit: LimitSession, Ceiling: 1, Needed: need}
+}
+
+// TestAdmitReportsFailedRelease: a refusal by a later ceiling releases
+// what the earlier ones reserved; a release that fails is reported with
+// the refusal instead of being dropped.
+func TestAdmitReportsFailedRelease(t *testing.T) {
+	path := MeterPath(t.TempDir())
+	_, err := Admit(10, NewMachineMeter(path, 1000), damagingRefuser{path})
+	var ref *Refusal
+	var d diag.Diagnostic
+	if !errors.As(err, &ref) || !errors.As(err, &d) || d.Code != diag.SpendMeter {
+		t.Fatalf("err = %v, want the refusal and the meter's E-SPEND-001", err)
+	}
+}
