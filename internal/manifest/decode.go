@@ -81,6 +81,19 @@ type obj struct {
 	knodes []*yaml.Node
 	vnodes []*yaml.Node
 	used   []bool
+	// known is every key a rule read or looked for here, in order: the
+	// candidates of an unknown key's "did you mean".
+	known []string
+}
+
+// ask records key as one this object's rules read.
+func (o *obj) ask(key string) {
+	for _, k := range o.known {
+		if k == key {
+			return
+		}
+	}
+	o.known = append(o.known, key)
 }
 
 func join(path, key string) string {
@@ -141,6 +154,7 @@ func (o *obj) has(key string) bool { return o.index(key) >= 0 }
 // written as "key:" with nothing after it is missing. The key counts as
 // read either way, so it is not also reported as unknown.
 func (o *obj) present(key string) bool {
+	o.ask(key)
 	i := o.index(key)
 	if i < 0 {
 		return false
@@ -167,6 +181,7 @@ func (o *obj) vn(key string) *yaml.Node {
 
 // get returns the value node of key, marking it used, or nil when absent.
 func (o *obj) get(key string) *yaml.Node {
+	o.ask(key)
 	i := o.index(key)
 	if i < 0 {
 		return nil
@@ -189,6 +204,10 @@ func (o *obj) rest(fn func(key string, k *yaml.Node)) {
 // unknown reports keys no rule read as W-SEC-019: they grant nothing.
 func (o *obj) unknown() {
 	o.rest(func(key string, k *yaml.Node) {
+		if s := diag.Suggest(key, o.known); s != "" {
+			o.d.report(diag.SecUnknownKey, k, o.field(key), "is not a recognized key and grants nothing; did you mean '%s'?", s)
+			return
+		}
 		o.d.report(diag.SecUnknownKey, k, o.field(key), "is not a recognized key and grants nothing; remove it or check its spelling")
 	})
 }

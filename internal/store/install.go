@@ -339,7 +339,39 @@ func (in *Installer) resolve(ctx context.Context, ref artifact.Ref, pin artifact
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s is in no reachable source (tried %s): %w", ref, strings.Join(names, ", "), errors.Join(errs...))
 	}
-	return nil, fmt.Errorf("%w: %s is in none of %s; publish it with `mur publish`, or add the registry that has it to resolution in ~/.murmur/config.yaml", ErrNotFound, ref, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w: %s is in none of %s%s; publish it with `mur publish`, or add the registry that has it to resolution in ~/.murmur/config.yaml", ErrNotFound, ref, strings.Join(names, ", "), whatExists(ctx, in.Sources, ref.Full()))
+}
+
+// whatExists says, for a name@version no source holds, which versions of
+// the name the sources do hold, or else which held name is closest to it
+// (a misspelling): "" when neither helps.
+func whatExists(ctx context.Context, srcs []Source, name string) string {
+	if ms, _ := versionsIn(ctx, srcs, name); len(ms) > 0 {
+		sortMetas(ms)
+		var vs []string
+		seen := map[string]bool{}
+		for _, m := range ms {
+			if !seen[m.Version] {
+				seen[m.Version] = true
+				vs = append(vs, m.Version)
+			}
+		}
+		return "; the versions that exist are " + strings.Join(vs, ", ")
+	}
+	var held []string
+	for _, s := range srcs {
+		ms, err := s.List(ctx)
+		if err != nil {
+			continue
+		}
+		for _, m := range ms {
+			held = append(held, m.Name)
+		}
+	}
+	if s := diag.Suggest(name, held); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
 }
 
 func versionsIn(ctx context.Context, srcs []Source, name string) ([]Meta, error) {
