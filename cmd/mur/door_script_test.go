@@ -23,9 +23,14 @@ import (
 //	                               "state STATE" and "answer TEXT" and set $TASK to its id
 //	a2a ADDR get ID                print "state STATE" of task ID
 //	a2a ADDR cancel ID             CancelTask ID; print "state STATE"
+//	a2a ADDR reply ID TEXT         SendMessage TEXT on task ID (the follow-up to a task
+//	                               waiting for input); print "state STATE" and "answer TEXT"
+//
+// runhome also publishes examples/ask-go, a tool that calls request-input.
 func init() {
 	scriptCmds["freeport"] = cmdFreePort
 	scriptCmds["a2a"] = cmdA2A
+	runComponents = append(runComponents, struct{ dir, name string }{"../../examples/ask-go", "ask-go"})
 }
 
 func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
@@ -63,6 +68,9 @@ func cmdA2A(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	show := func(t *a2a.Task) {
 		fmt.Fprintf(ts.Stdout(), "state %s\n", t.Status.State)
+		if m := t.Status.Message; m != nil && len(m.Parts) > 0 {
+			fmt.Fprintf(ts.Stdout(), "status %s\n", m.Parts[0].Text())
+		}
 		var answer []string
 		for _, a := range t.Artifacts {
 			for _, p := range a.Parts {
@@ -95,6 +103,19 @@ func cmdA2A(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("a2a send: answered %T, want a task", res)
 		}
 		ts.Setenv("TASK", string(t.ID))
+		show(t)
+	case "reply":
+		if len(rest) != 2 {
+			ts.Fatalf("usage: a2a ADDR reply ID TEXT")
+		}
+		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(rest[1]))
+		msg.TaskID = a2a.TaskID(rest[0])
+		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+		ts.Check(err)
+		t, ok := res.(*a2a.Task)
+		if !ok {
+			ts.Fatalf("a2a reply: answered %T, want a task", res)
+		}
 		show(t)
 	case "get", "cancel":
 		if len(rest) != 1 {

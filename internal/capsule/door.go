@@ -2,10 +2,12 @@ package capsule
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/event"
 )
@@ -23,6 +25,12 @@ func (b doorBackend) RunTask(ctx context.Context, t door.Task, u door.Updates) d
 	task := Task{ID: t.ID, ContextID: t.ContextID, Origin: doorOrigin(t.Origin), Text: t.Text}
 	if u != nil {
 		task.Events = &progress{updates: u}
+		// Tasks run one at a time, so the task in progress is the one a
+		// tool's request-input asks on behalf of.
+		if b.s.l != nil {
+			b.s.l.input.set(u)
+			defer b.s.l.input.set(nil)
+		}
 	}
 	o := b.s.RunTask(ctx, task)
 	switch o.Status {
@@ -80,4 +88,31 @@ func (p *progress) Emit(e event.Event) {
 			p.text.Reset()
 		}
 	}
+}
+
+// taskInput is the session's murmur:task/task request-input: it asks the
+// caller of the door task in progress, which puts that task in
+// TASK_STATE_INPUT_REQUIRED until a follow-up SendMessage brings the reply
+// (or lifecycle.input_timeout_secs passes). Outside a door task there is
+// nobody to ask.
+type taskInput struct {
+	mu      sync.Mutex
+	current door.Updates
+}
+
+func (t *taskInput) set(u door.Updates) {
+	t.mu.Lock()
+	t.current = u
+	t.mu.Unlock()
+}
+
+// RequestInput implements component.InputRequester.
+func (t *taskInput) RequestInput(ctx context.Context, prompt string) (string, error) {
+	t.mu.Lock()
+	u := t.current
+	t.mu.Unlock()
+	if u == nil {
+		return "", fmt.Errorf("%w: it is only available while the capsule runs an A2A task", component.ErrNotAvailable)
+	}
+	return u.RequestInput(ctx, prompt)
 }

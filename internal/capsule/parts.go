@@ -52,6 +52,9 @@ type launcher struct {
 	stderr io.Writer
 	// capsuleURL is the door's URL, "" without a door.
 	capsuleURL string
+	// input serves murmur:task/task request-input for the door task in
+	// progress.
+	input taskInput
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -128,7 +131,7 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 				return nil, err
 			}
 			g := grantFor(l.c, l.scope, e.Name, l.gws[e.Name], false, osGetenv)
-			lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host { return &component.Host{} }}
+			lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host { return &component.Host{Input: &l.input} }}
 			l.lazies = append(l.lazies, lc)
 			out = append(out, wasmtool.Tool{D: def, R: lc})
 		}
