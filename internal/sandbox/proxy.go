@@ -42,10 +42,11 @@ const (
 )
 
 // egress is a sandboxed session's only way off its network namespace. It
-// receives every TCP connection and UDP datagram a command sends to an
-// address no namespace socket waits for (see netns), with the destination
-// the command asked for, and forwards it from the host's namespace only
-// when the allow rule permits that address and port. UDP to port 53 that
+// receives the TCP connections and UDP datagrams a command sends to a
+// granted destination no namespace socket waits for (the kernel refuses
+// the rest, see netns), with the destination the command asked for, and
+// forwards them from the host's namespace after checking the allow rule
+// itself. UDP to port 53 that
 // is not itself permitted is answered by a resolver that knows only the
 // allowed names: it resolves them on the host, and the addresses it
 // answers become reachable (for the entry's ports), so a name stays
@@ -344,7 +345,8 @@ func (e *egress) openFlow(src, dst netip.AddrPort, first []byte) {
 	}
 	f := &udpFlow{down: down, up: up}
 	e.mu.Lock()
-	if e.closed {
+	if e.closed || len(e.flows) >= maxUDPFlows {
+		// Closed, or the other family's reader took the last slot.
 		e.mu.Unlock()
 		up.Close()
 		down.Close()
