@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	otelapi "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -131,6 +132,9 @@ func New(opts Options) (*Exporter, error) {
 			return nil, fmt.Errorf("otel: %w", err)
 		}
 	}
+	// The SDK reports failed exports to a process-wide handler that
+	// logs to stderr each time; the exporter counts them and warns once.
+	quiet.Do(func() { otelapi.SetErrorHandler(otelapi.ErrorHandlerFunc(func(error) {})) })
 	x := &Exporter{opts: opts, queue: make(chan item, opts.QueueSize), done: make(chan struct{})}
 	x.state.init()
 	x.tp = sdktrace.NewTracerProvider(
@@ -145,6 +149,8 @@ func New(opts Options) (*Exporter, error) {
 	go x.work()
 	return x, nil
 }
+
+var quiet sync.Once
 
 // TracesURL is the OTLP/HTTP traces URL of an otel_endpoint: its base with
 // /v1/traces, or the URL as given when it names a path.
@@ -275,9 +281,14 @@ func (x *Exporter) work() {
 func (x *Exporter) build(it item, open map[trace.SpanID]trace.Span) {
 	e := it.e
 	attrs := attributes(e.Type, it.fields)
+	start, end := e.Time, e.Time
+	if d, ok := durationMS(it.fields); ok && it.kind != kindSessionEnd && it.kind != kindTaskEnd {
+		start = e.Time.Add(-d)
+	}
+	// A turn ends where the next one starts; a task's turn with the task.
 	for _, id := range it.closes {
 		if s := open[id]; s != nil {
-			s.End(trace.WithTimestamp(e.Time))
+			s.End(trace.WithTimestamp(start))
 			delete(open, id)
 		}
 	}
@@ -287,17 +298,13 @@ func (x *Exporter) build(it item, open map[trace.SpanID]trace.Span) {
 		if s == nil {
 			return
 		}
-		s.SetAttributes(attrs...)
+		s.SetAttributes(attrs[1:]...) // the span keeps its starting murmur.event
 		status(s, e.Type, it.fields)
 		s.End(trace.WithTimestamp(e.Time))
 		delete(open, it.sc.SpanID())
 		return
 	}
 	name := e.Type
-	start, end := e.Time, e.Time
-	if d, ok := durationMS(it.fields); ok {
-		start = e.Time.Add(-d)
-	}
 	switch it.kind {
 	case kindSessionStart:
 		name = SpanSession

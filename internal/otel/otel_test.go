@@ -1,0 +1,329 @@
+package otel
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/murmur/mur/internal/event"
+)
+
+// session emits the records of one session with one task of two turns, as
+// the agent loop and capsule emit them.
+func session(s *event.Stream, taskID string) {
+	t0 := time.Now().UTC()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	s.Emit(event.Event{Type: "session_start", Time: at(0), Fields: map[string]any{"session_id": "ses_1", "capsule": "acme/demo", "model": "m-1", "tools": []string{"read", "write"}}})
+	s.Emit(event.Event{Type: "task_start", Time: at(1), Fields: map[string]any{"task_id": taskID, "origin": "cli"}})
+	s.Emit(event.Event{Type: event.TextDelta, Live: true, Time: at(2), Fields: map[string]any{"task_id": taskID, "text": "hi"}})
+	s.Emit(event.Event{Type: "inference", Time: at(50), Fields: map[string]any{"task_id": taskID, "turn": 1, "model": "m-1", "input_tokens": 120, "output_tokens": 7, "duration_ms": int64(40)}})
+	s.Emit(event.Event{Type: "tool_call", Time: at(60), Fields: map[string]any{"task_id": taskID, "turn": 1, "tool": "read", "call_id": "c1", "status": "failed", "error": "no such file", "duration_ms": int64(5)}})
+	s.Emit(event.Event{Type: "inference_retry", Time: at(70), Fields: map[string]any{"task_id": taskID, "turn": 2, "attempt": 1, "http_status": 503}})
+	s.Emit(event.Event{Type: "inference", Time: at(100), Fields: map[string]any{"task_id": taskID, "turn": 2, "model": "m-1", "input_tokens": 140, "output_tokens": 9, "duration_ms": int64(20)}})
+	s.Emit(event.Event{Type: "task_end", Time: at(101), Fields: map[string]any{"task_id": taskID, "exit_status": "ok", "turns": 2}})
+	s.Emit(event.Event{Type: "session_end", Time: at(102), Fields: map[string]any{"session_id": "ses_1", "exit_status": "failed"}})
+}
+
+// memory keeps its spans past Shutdown (the SDK's in-memory exporter
+// clears them there, and session_end shuts the provider down).
+type memory struct{ *tracetest.InMemoryExporter }
+
+func (memory) Shutdown(context.Context) error { return nil }
+
+func newMemory() memory { return memory{tracetest.NewInMemoryExporter()} }
+
+func byName(spans tracetest.SpanStubs) map[string][]tracetest.SpanStub {
+	m := map[string][]tracetest.SpanStub{}
+	for _, s := range spans {
+		m[s.Name] = append(m[s.Name], s)
+	}
+	return m
+}
+
+func attr(s tracetest.SpanStub, k string) string {
+	for _, a := range s.Attributes {
+		if string(a.Key) == k {
+			return a.Value.Emit()
+		}
+	}
+	return ""
+}
+
+func TestSpansFollowTheSession(t *testing.T) {
+	mem := newMemory()
+	var s event.Stream
+	x, err := New(Options{Exporter: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add(x)
+	session(&s, "tsk_a")
+	// session_end flushed: every span is exported by the time Emit returns.
+	got := byName(mem.GetSpans())
+	want := map[string]int{SpanSession: 1, SpanTask: 1, SpanTurn: 2, "tool_call": 1, "inference_retry": 1}
+	for name, n := range want {
+		if len(got[name]) != n {
+			t.Fatalf("%d %q spans, want %d (all: %v)", len(got[name]), name, n, mem.GetSpans().Snapshots())
+		}
+	}
+	if len(mem.GetSpans()) != 6 {
+		t.Fatalf("%d spans, want 6 (a live event makes none)", len(mem.GetSpans()))
+	}
+	sess, task := got[SpanSession][0], got[SpanTask][0]
+	turn1, turn2 := got[SpanTurn][0], got[SpanTurn][1]
+	if attr(turn1, "murmur.turn") != "1" {
+		turn1, turn2 = turn2, turn1
+	}
+	tool, retry := got["tool_call"][0], got["inference_retry"][0]
+	parent := func(child, p tracetest.SpanStub) {
+		t.Helper()
+		if child.Parent.SpanID() != p.SpanContext.SpanID() || child.SpanContext.TraceID() != sess.SpanContext.TraceID() {
+			t.Fatalf("%s's parent is %v, want %s %v", child.Name, child.Parent.SpanID(), p.Name, p.SpanContext.SpanID())
+		}
+	}
+	if sess.Parent.IsValid() {
+		t.Fatal("the session span has a parent")
+	}
+	parent(task, sess)
+	parent(turn1, task)
+	parent(turn2, task)
+	parent(tool, turn1)
+	parent(retry, task) // a retry of turn 2 comes before turn 2's record
+	// Attributes: the event's fields, and the GenAI names.
+	for k, v := range map[string]string{"murmur.event": "tool_call", "murmur.tool": "read", "gen_ai.tool.name": "read", "gen_ai.tool.call.id": "c1", "murmur.status": "failed"} {
+		if attr(tool, k) != v {
+			t.Errorf("tool_call %s = %q, want %q", k, attr(tool, k), v)
+		}
+	}
+	if attr(turn1, "gen_ai.usage.input_tokens") != "120" || attr(turn1, "gen_ai.request.model") != "m-1" {
+		t.Errorf("turn attributes %v", turn1.Attributes)
+	}
+	if attr(sess, "murmur.capsule") != "acme/demo" || attr(sess, "murmur.exit_status") != "failed" || attr(sess, "murmur.tools") != `["read","write"]` || attr(sess, "murmur.event") != "session_start" {
+		t.Errorf("session attributes %v", sess.Attributes)
+	}
+	// Durations: a turn and a tool call start duration_ms before their record.
+	if d := tool.EndTime.Sub(tool.StartTime); d != 5*time.Millisecond {
+		t.Errorf("tool_call lasts %v, want 5ms", d)
+	}
+	if !turn1.EndTime.Equal(turn2.StartTime) || turn2.EndTime.Sub(turn2.StartTime) != 21*time.Millisecond {
+		t.Errorf("turn 1 ends %v, turn 2 runs %v..%v: a turn ends where the next starts, the last with its task", turn1.EndTime, turn2.StartTime, turn2.EndTime)
+	}
+	if !task.EndTime.After(turn2.StartTime) || !sess.EndTime.After(task.EndTime) {
+		t.Errorf("scopes end out of order: task %v session %v", task.EndTime, sess.EndTime)
+	}
+	if tool.Status.Code.String() != "Error" || sess.Status.Code.String() != "Error" || task.Status.Code.String() != "Unset" {
+		t.Errorf("status: tool %v session %v task %v", tool.Status, sess.Status, task.Status)
+	}
+}
+
+func TestAdoptedTraceparentJoinsTheTrace(t *testing.T) {
+	const remoteTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	const remoteSpan = "00f067aa0ba902b7"
+	if err := Adopt("tsk_door", "00-"+remoteTrace+"-"+remoteSpan+"-01", ""); err != nil {
+		t.Fatal(err)
+	}
+	mem := newMemory()
+	var s event.Stream
+	x, err := New(Options{Exporter: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add(x)
+	var during string
+	s.Add(event.SinkFunc(func(e event.Event) {
+		if e.Type == "tool_call" {
+			during = Traceparent("tsk_door")
+		}
+	}))
+	session(&s, "tsk_door")
+	task := byName(mem.GetSpans())[SpanTask][0]
+	if task.SpanContext.TraceID().String() != remoteTrace || task.Parent.SpanID().String() != remoteSpan || !task.Parent.IsRemote() {
+		t.Fatalf("task span %v parent %v, want trace %s parent %s", task.SpanContext, task.Parent, remoteTrace, remoteSpan)
+	}
+	sess := byName(mem.GetSpans())[SpanSession][0]
+	if len(task.Links) != 1 || task.Links[0].SpanContext.SpanID() != sess.SpanContext.SpanID() {
+		t.Fatalf("task links %v, want the session span", task.Links)
+	}
+	var turn1 tracetest.SpanStub
+	for _, sp := range byName(mem.GetSpans())[SpanTurn] {
+		if attr(sp, "murmur.turn") == "1" {
+			turn1 = sp
+		}
+	}
+	want := "00-" + remoteTrace + "-" + turn1.SpanContext.SpanID().String() + "-01"
+	if during != want {
+		t.Fatalf("Traceparent during the tool call = %q, want %q (turn 1)", during, want)
+	}
+	if Traceparent("tsk_door") != "" {
+		t.Fatal("Traceparent of an ended task is not empty")
+	}
+}
+
+func TestAdoptRefusesMalformed(t *testing.T) {
+	for _, h := range []string{"", "00-abc", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "zz-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"} {
+		if err := Adopt("tsk_x", h, ""); err != ErrTraceparent {
+			t.Errorf("Adopt(%q) = %v, want ErrTraceparent", h, err)
+		}
+	}
+}
+
+func FuzzAdopt(f *testing.F) {
+	f.Add("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "k=v")
+	f.Add("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", "")
+	f.Fuzz(func(t *testing.T, h, state string) {
+		if Adopt("tsk_fuzz", h, state) != nil {
+			return
+		}
+		sc, ok := adopted("tsk_fuzz")
+		if !ok || !sc.IsValid() || !sc.IsRemote() {
+			t.Fatalf("accepted %q but adopted %v", h, sc)
+		}
+	})
+}
+
+// blocked is an exporter that holds every export until released.
+type blocked struct {
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blocked) ExportSpans(ctx context.Context, _ []sdktrace.ReadOnlySpan) error {
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
+func (b *blocked) Shutdown(context.Context) error { b.once.Do(func() { close(b.release) }); return nil }
+
+func TestFullQueueDropsAndWarnsOnce(t *testing.T) {
+	var warn strings.Builder
+	b := &blocked{release: make(chan struct{})}
+	x, err := New(Options{Exporter: b, QueueSize: 4, Warn: &warn, FlushBudget: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s event.Stream
+	s.Add(x)
+	s.Emit(event.Event{Type: "session_start", Fields: map[string]any{"session_id": "ses_q"}})
+	// The worker and the SDK's batch queue fill, then ours: Emit never waits.
+	for range 20000 {
+		s.Emit(event.Event{Type: "retention", Fields: map[string]any{"session_id": "ses_old"}})
+	}
+	s.Emit(event.Event{Type: "session_end", Fields: map[string]any{"session_id": "ses_q", "exit_status": "ok"}})
+	if x.Dropped() == 0 {
+		t.Fatal("no span counted as dropped behind a stuck exporter")
+	}
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "queue is full") {
+		t.Fatalf("warnings: %q, want one about the full queue", warn.String())
+	}
+}
+
+// receiver is an in-process OTLP/HTTP traces endpoint.
+func receiver(t *testing.T) (url string, got func() []*coltrace.ExportTraceServiceRequest) {
+	var mu sync.Mutex
+	var reqs []*coltrace.ExportTraceServiceRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "unexpected "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req coltrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		reqs = append(reqs, &req)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		b, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() []*coltrace.ExportTraceServiceRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*coltrace.ExportTraceServiceRequest(nil), reqs...)
+	}
+}
+
+func TestExportsOverOTLPHTTP(t *testing.T) {
+	url, got := receiver(t)
+	var s event.Stream
+	var warn strings.Builder
+	x := Subscribe(&s, url, &warn)
+	if x == nil {
+		t.Fatalf("no exporter for %s: %s", url, warn.String())
+	}
+	session(&s, "tsk_http")
+	names := map[string]int{}
+	traces := map[string]bool{}
+	for _, r := range got() {
+		for _, rs := range r.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					names[sp.Name]++
+					traces[string(sp.TraceId)] = true
+				}
+			}
+		}
+	}
+	if names[SpanSession] != 1 || names[SpanTask] != 1 || names[SpanTurn] != 2 || names["tool_call"] != 1 || len(traces) != 1 {
+		t.Fatalf("received %v in %d traces, want one trace of session, task, 2 turns, tool_call", names, len(traces))
+	}
+	if x.Dropped() != 0 || warn.Len() != 0 {
+		t.Fatalf("dropped %d, warned %q", x.Dropped(), warn.String())
+	}
+}
+
+func TestEndpointDownNeverHoldsTheSession(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close() // nothing listens: every export is refused
+	var s event.Stream
+	var warn strings.Builder
+	x := Subscribe(&s, down, &warn)
+	for range 3 {
+		session(&s, "tsk_down")
+	}
+	// session_end waits for the worker within the budget; the refused
+	// exports drop their spans and warn once.
+	if x.Dropped() == 0 {
+		t.Fatal("spans to a down endpoint were not counted as dropped")
+	}
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "export failed") {
+		t.Fatalf("warnings %q, want exactly one export failure", warn.String())
+	}
+}
+
+func TestSubscribeIgnoresEmptyAndWarnsOnBadEndpoint(t *testing.T) {
+	var s event.Stream
+	if Subscribe(&s, " ", nil) != nil {
+		t.Fatal("an empty endpoint attached an exporter")
+	}
+	var warn strings.Builder
+	if Subscribe(&s, "localhost:4318", &warn) != nil || !strings.Contains(warn.String(), "http://") {
+		t.Fatalf("a URL without a scheme: %q", warn.String())
+	}
+	for in, want := range map[string]string{"http://localhost:4318": "http://localhost:4318/v1/traces", "https://c.example/": "https://c.example/v1/traces", "http://c:1/otlp/v1/traces": "http://c:1/otlp/v1/traces"} {
+		if got, err := TracesURL(in); err != nil || got != want {
+			t.Errorf("TracesURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
