@@ -10,6 +10,7 @@ import (
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 )
 
 // DoorBackend is the session as the door's door.Backend: every task the
@@ -115,4 +116,29 @@ func (t *taskInput) RequestInput(ctx context.Context, prompt string) (string, er
 		return "", fmt.Errorf("%w: it is only available while the capsule runs an A2A task", component.ErrNotAvailable)
 	}
 	return u.RequestInput(ctx, prompt)
+}
+
+// peerSender serves murmur:message/send for the capsule's components: a
+// door.Sender limited to the capsule's capabilities.network.allow.
+func peerSender(c *manifest.Capsule) component.MessageSender {
+	var allow []string
+	if c != nil && c.Capabilities != nil && c.Capabilities.Network != nil {
+		allow = c.Capabilities.Network.Allow
+	}
+	return messageSender{&door.Sender{Allow: allow}}
+}
+
+type messageSender struct{ s *door.Sender }
+
+// Send implements component.MessageSender.
+func (m messageSender) Send(ctx context.Context, peerURL string, msg component.PeerMessage) (component.PeerTaskResult, error) {
+	contextID := ""
+	if msg.ContextID != nil {
+		contextID = *msg.ContextID
+	}
+	r, err := m.s.Send(ctx, peerURL, door.PeerMessage{MessageID: msg.MessageID, ContextID: contextID, Text: msg.Text})
+	if err != nil {
+		return component.PeerTaskResult{}, err
+	}
+	return component.PeerTaskResult{TaskID: r.TaskID, ContextID: r.ContextID, State: r.State}, nil
 }
