@@ -17,8 +17,10 @@ CI_TARGETS  :=
 
 all: build
 
+# -buildvcs=auto: mur version prints the commit even where GOFLAGS turns
+# stamping off.
 build:
-	$(GO) build -o $(BIN) ./cmd/mur
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/mur
 
 test:
 	$(GO) test ./...

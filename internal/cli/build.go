@@ -24,7 +24,7 @@ func newBuildCmd(env *Env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "build [DIR]",
-		Short: "Pack an artifact into a reproducible .mur.zip and print its digest",
+		Short: "Check an artifact's payload for its role, compile it, and pack it into a reproducible .mur.zip",
 		Long: `build checks DIR (default .) and packs it into <name>-<version>.mur.zip: its
 murmur.yaml and exactly the files requires_files lists, which sit beside it
 (tools/guest/build.sh DIR writes a component there as DIR/<name>.wasm). A

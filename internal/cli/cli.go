@@ -84,6 +84,8 @@ func NewRoot(env *Env) *cobra.Command {
 	readVersion().write(&b, false)
 	root.Version = Version
 	root.SetVersionTemplate(b.String())
+	// Defined here so cobra does not take -v for it: -v stays free.
+	root.Flags().Bool("version", false, "print what mur version prints")
 	for _, f := range constructors {
 		root.AddCommand(f(env))
 	}
