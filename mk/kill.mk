@@ -11,9 +11,9 @@
 # Needs root.
 # MUR_KILL_SEED=N replays one run's kill moments.
 #
-# Budget: 4 min. Measured on the shared 2-core machine: 3.5-4 min at load
-# average 14, 9 min at load 28 (the first run after a component rebuild
-# also compiles them, about 20 s).
+# Budget: 4 min. Measured on the shared 2-core machine: 3.5 min at load
+# average 14-30 (one run at load 28 took 9 min); the first run after a
+# component rebuild also compiles them, about 20 s.
 .PHONY: test-kill
 test-kill: build drivers guests
 	MUR_KILL_BIN=$(CURDIR)/$(BIN) MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 15m -v -run TestKill ./tests/kill/
