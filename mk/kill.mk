@@ -3,7 +3,9 @@
 # mur run (40, with the real driver and tool components, a sandboxed shell
 # command and the machine spend meter); after every kill it checks
 # murmur.lock, the store indexes and blobs, the spend meter and the session
-# records, runs the next command, and requires that no process, cgroup,
+# records, runs the next command to its end (after every publish and
+# install kill, after every 8th run kill and at the end), and requires that
+# no process, cgroup,
 # mount or sealed root of the killed session survives. Then two runs of one
 # capsule with trace.retain.max_sessions: 1 overlap: the second's retention
 # must leave the running first alone; and 8 concurrent mur installs in one
