@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -28,13 +29,17 @@ type mountHolder struct {
 	stop *os.File // write end of the holder's stdin; closing it ends the holder
 	ns   *os.File // the namespace, passed to each command's init
 	ipc  *os.File // the session's IPC namespace, passed the same way
+	pid  *os.File // the session's PID namespace, whose init the holder is
 }
 
-// startHolder starts a holder in a new mount namespace built from m, and a
-// new IPC namespace, and returns once they are ready. The IPC namespace
-// gives the session System V shared memory, message queues and semaphores
-// and POSIX message queues of its own: the host's are out of reach, and
-// what commands create dies with the holder.
+// startHolder starts a holder in a new mount namespace built from m, and
+// new IPC and PID namespaces, and returns once they are ready. The IPC
+// namespace gives the session System V shared memory, message queues and
+// semaphores and POSIX message queues of its own: the host's are out of
+// reach, and what commands create dies with the holder. In the PID
+// namespace the holder is pid 1: commands see, and can name, only the
+// session's processes (never mur or its helpers), orphans are reaped by the
+// holder, and when it exits the kernel kills every process left in it.
 func startHolder(m *mountSpec) (*mountHolder, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -56,7 +61,7 @@ func startHolder(m *mountSpec) (*mountHolder, error) {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC, Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWPID, Setsid: true}
 	if err := cmd.Start(); err != nil {
 		inW.Close()
 		return nil, fmt.Errorf("mount holder: %w", err)
@@ -79,6 +84,12 @@ func startHolder(m *mountSpec) (*mountHolder, error) {
 		return nil, fmt.Errorf("mount holder: %w", err)
 	}
 	h.ipc = ipc
+	pidns, err := os.Open("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid")
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("mount holder: %w", err)
+	}
+	h.pid = pidns
 	return h, nil
 }
 
@@ -89,15 +100,31 @@ func (h *mountHolder) close() {
 	if h.ipc != nil {
 		h.ipc.Close()
 	}
+	if h.pid != nil {
+		h.pid.Close()
+	}
 	h.stop.Close()
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
 }
 
 // runHolder builds the namespace it was started in, says so, and waits for
-// its stdin to close: the runtime closed it, or died.
+// its stdin to close: the runtime closed it, or died. As pid 1 of the
+// session's PID namespace it reaps every orphan reparented to it.
 func runHolder(arg string) int {
 	runtime.LockOSThread()
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	go func() {
+		for range chld {
+			for {
+				pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+				if pid <= 0 || err != nil {
+					break
+				}
+			}
+		}
+	}()
 	var m mountSpec
 	err := json.Unmarshal([]byte(arg), &m)
 	if err == nil {

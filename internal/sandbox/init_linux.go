@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,6 +42,13 @@ type initSpec struct {
 	// IpcnsFD is the inherited descriptor of the session's IPC namespace
 	// (held by the same holder), or -1.
 	IpcnsFD int `json:"ipcns_fd"`
+	// PidnsFD is the inherited descriptor of the session's PID namespace,
+	// or -1. A command started by Session.Start is born in it; one started
+	// by cmd.Start is not, and its init forks itself into it (enterPidns).
+	PidnsFD int `json:"pidns_fd"`
+	// MaxFD is the highest descriptor the caller passed (stdio and
+	// ExtraFiles), which the init's fork into the PID namespace keeps.
+	MaxFD int `json:"max_fd"`
 
 	LandlockABI int            `json:"landlock_abi"`
 	Landlock    []landlockRule `json:"landlock,omitempty"`
@@ -116,6 +125,16 @@ func Main() {
 }
 
 func runInit(s *initSpec) error {
+	if s.PidnsFD >= 0 {
+		in, err := inPidns(s.PidnsFD)
+		if err != nil {
+			return err
+		}
+		if !in {
+			return enterPidns(s)
+		}
+		unix.Close(s.PidnsFD)
+	}
 	// exec.Cmd.Dir was applied before this init ran, on the host's mounts.
 	wd, err := os.Getwd()
 	if err != nil {
@@ -335,4 +354,65 @@ func mkTarget(src, dst string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// inPidns says whether this process lives in the PID namespace fd names.
+func inPidns(fd int) (bool, error) {
+	var want, have unix.Stat_t
+	if err := unix.Fstat(fd, &want); err != nil {
+		return false, fmt.Errorf("session PID namespace: %w", err)
+	}
+	if err := unix.Stat("/proc/self/ns/pid", &have); err != nil {
+		return false, fmt.Errorf("session PID namespace: %w", err)
+	}
+	return want.Dev == have.Dev && want.Ino == have.Ino, nil
+}
+
+// enterPidns runs this init again as a child born in the session's PID
+// namespace (setns on a PID namespace moves only the caller's future
+// children), and ends as that child ended. It stays outside as the
+// command's parent, in the same session and process group, so a kill of
+// the group reaches both; the signals it could catch it ignores, leaving
+// the child to answer them and this process to report how it ended.
+func enterPidns(s *initSpec) error {
+	if err := unix.Setns(s.PidnsFD, unix.CLONE_NEWPID); err != nil {
+		return fmt.Errorf("join PID namespace: %w", err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	go func() {
+		for range sigs {
+		}
+	}()
+	files := make([]uintptr, s.MaxFD+1)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	pid, err := syscall.ForkExec("/proc/self/exe", os.Args, &syscall.ProcAttr{Env: os.Environ(), Files: files})
+	if err != nil {
+		return fmt.Errorf("start in PID namespace: %w", err)
+	}
+	var ws syscall.WaitStatus
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("wait in PID namespace: %w", err)
+	}
+	if ws.Signaled() {
+		// Die of the same signal, so the caller's wait status (and
+		// LimitHit) reads SIGXCPU, SIGXFSZ or SIGKILL as the command's.
+		// Go keeps handlers for the signals it ignores; the raw sigaction
+		// puts the default action back (an all-zero struct is SIG_DFL).
+		_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}) // the command's core, if any, was its own
+		var dfl [4]uint64
+		_, _, _ = unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(ws.Signal()), uintptr(unsafe.Pointer(&dfl[0])), 0, 8, 0, 0)
+		_ = unix.Tgkill(os.Getpid(), unix.Gettid(), ws.Signal())
+		os.Exit(128 + int(ws.Signal()))
+	}
+	os.Exit(ws.ExitStatus())
+	return nil
 }

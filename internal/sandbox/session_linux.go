@@ -116,7 +116,7 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 		}
 		s.holder = mh
 	}
-	if s.cg != nil && len(s.cg.v1) > 0 {
+	if s.cg != nil && len(s.cg.v1) > 0 || s.holder != nil {
 		if err := s.startSpawner(); err != nil {
 			return fail(err)
 		}
@@ -410,9 +410,21 @@ func (s *Session) spawnLoop(ready chan error) {
 	// Never unlocked: when this returns, the runtime ends the thread, which
 	// leaves the scope empty for removal.
 	runtime.LockOSThread()
-	if err := s.cg.adoptThread(); err != nil {
-		ready <- err
-		return
+	if s.cg != nil && len(s.cg.v1) > 0 {
+		if err := s.cg.adoptThread(); err != nil {
+			ready <- err
+			return
+		}
+	}
+	if s.holder != nil {
+		// This thread's children are born in the session's PID namespace.
+		// Go starts new threads from its template thread, never from a
+		// locked one, so none inherits this setting (a thread cannot be
+		// created into another PID namespace).
+		if err := unix.Setns(int(s.holder.pid.Fd()), unix.CLONE_NEWPID); err != nil {
+			ready <- fmt.Errorf("join PID namespace: %w", err)
+			return
+		}
 	}
 	ready <- nil
 	for r := range s.spawn {
@@ -488,7 +500,7 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	}
 	spec := initSpec{
 		Path: path, Args: args, NetnsFD: -1,
-		Rlimits: s.rlimits(), MntnsFD: -1, IpcnsFD: -1,
+		Rlimits: s.rlimits(), MntnsFD: -1, IpcnsFD: -1, PidnsFD: -1,
 		Seccomp: s.host.Seccomp && auditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
 	}
 	if s.host.LandlockABI >= minLandlockABI {
@@ -532,7 +544,10 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.ns)
 		spec.IpcnsFD = 3 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.ipc)
+		spec.PidnsFD = 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.pid)
 	}
+	spec.MaxFD = 2 + len(cmd.ExtraFiles)
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return fmt.Errorf("sandbox spec: %w", err)

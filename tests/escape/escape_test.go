@@ -317,6 +317,7 @@ var cases = []struct {
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 			time.Sleep(20 * time.Millisecond)
 		}
+		pid = hostPid(pid, "sleep")
 		if pid == 0 || !alive(pid) {
 			return "broke: no detached process started"
 		}
@@ -342,7 +343,8 @@ var cases = []struct {
 			return "broke: " + err.Error()
 		}
 		var pid int
-		if _, err := fmt.Fscan(out, &pid); err != nil || pid == 0 || !alive(pid) {
+		_, err = fmt.Fscan(out, &pid)
+		if pid = hostPid(pid, "sleep"); err != nil || pid == 0 || !alive(pid) {
 			_ = rt.Process.Kill()
 			return fmt.Sprintf("broke: the doomed runtime started nothing (%v)", err)
 		}

@@ -36,6 +36,7 @@ var kernelCases = []struct {
 	probe string
 	tweak func(*sandbox.Policy)
 }{
+	{"processes: see or name anything outside the session (PID namespace)", "proc_pidns", nil},
 	{"processes: prlimit the runtime and its helpers", "proc_prlimit", nil},
 	{"processes: renice the runtime, a process group, a uid", "proc_setpriority", nil},
 	{"processes: move the runtime to other CPUs or scheduling", "proc_sched", nil},
@@ -51,6 +52,24 @@ var kernelCases = []struct {
 }
 
 func init() {
+	probes["proc_pidns"] = func() error {
+		ns, err := os.Readlink("/proc/self/ns/pid")
+		if err != nil {
+			return broken(err)
+		}
+		if ns == os.Getenv("RUNTIME_PIDNS") {
+			return fmt.Errorf("in the runtime's PID namespace %s", ns)
+		}
+		if ppid := os.Getppid(); ppid != 0 {
+			return fmt.Errorf("its parent, the runtime, has a pid here (%d)", ppid)
+		}
+		for _, pid := range targetPids() {
+			if err := unix.Kill(pid, 0); err == nil {
+				return fmt.Errorf("pid %d answers", pid)
+			}
+		}
+		return nil
+	}
 	probes["proc_prlimit"] = func() error {
 		for _, pid := range targetPids() {
 			var old unix.Rlimit
@@ -362,7 +381,8 @@ func TestEscapeKernelInterfaces(t *testing.T) {
 				for _, h := range helpers {
 					targets += " " + strconv.Itoa(h)
 				}
-				r := f.probeWith(c.probe, "TARGET_PIDS="+targets, "HOST_SHM_ID="+strconv.Itoa(shmID),
+				pidns, _ := os.Readlink("/proc/self/ns/pid")
+				r := f.probeWith(c.probe, "TARGET_PIDS="+targets, "RUNTIME_PIDNS="+pidns, "HOST_SHM_ID="+strconv.Itoa(shmID),
 					"HOST_MQ="+hostMQ, "HOST_ABSTRACT="+abstract)
 				if v := verdict(r); v != "" {
 					t.Fatalf("ESCAPED: %s", v)
@@ -398,6 +418,12 @@ func TestSessionIPCDiesWithSession(t *testing.T) {
 		t.Skip("set MUR_TEST_PRIVILEGED=1 (make test-escape): the suite needs root and namespaces")
 	}
 	f := newFixture(t, sandbox.Scoped, nil)
+	// cmd.Start, not Session.Start: the init forks itself into the
+	// session's PID namespace.
+	pidns, _ := os.Readlink("/proc/self/ns/pid")
+	if r := f.shell("readlink /proc/self/ns/pid"); r.code() != 0 || strings.TrimSpace(r.out) == pidns {
+		t.Fatalf("a command started by cmd.Start is not in a PID namespace of its own: %q (exit %d), the runtime's %s", r.out, r.code(), pidns)
+	}
 	mine, _ := os.Readlink("/proc/self/ns/ipc")
 	r := f.shell("readlink /proc/self/ns/ipc")
 	ns := strings.TrimSpace(r.out)
@@ -414,4 +440,35 @@ func TestSessionIPCDiesWithSession(t *testing.T) {
 			t.Fatalf("pid %s still holds the session's IPC namespace after Close", e.Name())
 		}
 	}
+}
+
+// hostPid maps a pid a command printed, as its PID namespace numbers it, to
+// the host's number for the same process (a process named comm); 0 when
+// none matches. Without a PID namespace the two are the same.
+func hostPid(nsPid int, comm string) int {
+	ents, _ := os.ReadDir("/proc")
+	want := strconv.Itoa(nsPid)
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var name string
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Name:"); ok {
+				name = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok && name == comm {
+				f := strings.Fields(v)
+				if len(f) > 0 && f[len(f)-1] == want {
+					n, _ := strconv.Atoi(e.Name())
+					return n
+				}
+			}
+		}
+	}
+	return 0
 }
