@@ -150,7 +150,7 @@ func Explain(h Host, p Policy) Report {
 	// model); seccomp covers the uid-checked calls, the holder's IPC
 	// namespace the IPC objects.
 	pi := h.LandlockABI >= landlockScopeABI && h.Seccomp && h.MountNS
-	pd := "signals and abstract unix sockets scoped to the session (Landlock); prlimit, priority, scheduling and I/O class only on the caller (seccomp); own IPC namespace"
+	pd := "signals and abstract unix sockets scoped to the session (Landlock); prlimit, priority, scheduling and I/O class only on the caller (seccomp); own PID and IPC namespaces, whose pid 1 is the session's holder"
 	switch {
 	case h.LandlockABI < landlockScopeABI:
 		pd = fmt.Sprintf("Landlock ABI %d has no signal scope (needs %d): a command can signal every process of mur's uid, mur included", h.LandlockABI, landlockScopeABI)
