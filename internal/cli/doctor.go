@@ -55,6 +55,9 @@ Exit status 1 when any error is found.`,
   mur doctor --json | jq '.diagnostics[] | .code'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := needProject(cmd, path); err != nil {
+				return err
+			}
 			c, ds := manifest.LoadCapsule(path)
 			var (
 				limits  []manifest.ChoiceLimits

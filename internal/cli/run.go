@@ -40,6 +40,9 @@ refused before any session existed, 130 canceled.`,
   mur run --deadline 10m --workdir /tmp/work`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := needProject(cmd, f.Manifest); err != nil {
+				return err
+			}
 			if explain {
 				return explainScope(env, f.Manifest, asJSON)
 			}
