@@ -76,9 +76,9 @@ type Exporter struct {
 	dropped atomic.Int64
 	failed  atomic.Bool
 	warned  atomic.Bool
-	tp      *sdktrace.TracerProvider
+	exp     sdktrace.SpanExporter
+	tp      atomic.Pointer[sdktrace.TracerProvider] // made at the first record
 	tracer  trace.Tracer
-	endErr  error
 }
 
 // item is one event for the worker, with the span it becomes.
@@ -135,17 +135,8 @@ func New(opts Options) (*Exporter, error) {
 	// The SDK reports failed exports to a process-wide handler that
 	// logs to stderr each time; the exporter counts them and warns once.
 	quiet.Do(func() { otelapi.SetErrorHandler(otelapi.ErrorHandlerFunc(func(error) {})) })
-	x := &Exporter{opts: opts, queue: make(chan item, opts.QueueSize), done: make(chan struct{})}
+	x := &Exporter{opts: opts, exp: exp, queue: make(chan item, opts.QueueSize), done: make(chan struct{})}
 	x.state.init()
-	x.tp = sdktrace.NewTracerProvider(
-		sdktrace.WithIDGenerator(givenIDs{}),
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		// The worker may block on a full batch queue: it is off the
-		// session's path, and its own queue is the bounded one.
-		sdktrace.WithBatcher(&counting{SpanExporter: exp, x: x}, sdktrace.WithBlocking(), sdktrace.WithBatchTimeout(200*time.Millisecond)),
-		sdktrace.WithResource(resource.Empty()),
-	)
-	x.tracer = x.tp.Tracer("github.com/murmur/mur/internal/otel")
 	go x.work()
 	return x, nil
 }
@@ -214,7 +205,35 @@ func (x *Exporter) finish() {
 	case <-x.done:
 	case <-ctx.Done():
 	}
-	x.endErr = x.tp.Shutdown(ctx)
+	if tp := x.tp.Load(); tp != nil {
+		tp.Shutdown(ctx)
+	} else {
+		x.exp.Shutdown(ctx)
+	}
+}
+
+// provider makes the SDK's tracer provider for the session that e starts:
+// the service is the capsule (session_start's capsule, else mur), the
+// instance the session id.
+func (x *Exporter) provider(e event.Event, f map[string]any) {
+	name, _ := f["capsule"].(string)
+	if name == "" {
+		name = "mur"
+	}
+	attrs := []attribute.KeyValue{semconv.ServiceName(name)}
+	if id, _ := f["session_id"].(string); id != "" && e.Type == "session_start" {
+		attrs = append(attrs, semconv.ServiceInstanceID(id))
+	}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithIDGenerator(givenIDs{}),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		// The worker may block on a full batch queue: it is off the
+		// session's path, and its own queue is the bounded one.
+		sdktrace.WithBatcher(&counting{SpanExporter: x.exp, x: x}, sdktrace.WithBlocking(), sdktrace.WithBatchTimeout(200*time.Millisecond)),
+		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
+	)
+	x.tracer = tp.Tracer("github.com/murmur/mur/internal/otel")
+	x.tp.Store(tp)
 }
 
 // Close ends the exporter when the session never reached session_end (it
@@ -280,6 +299,9 @@ func (x *Exporter) work() {
 
 func (x *Exporter) build(it item, open map[trace.SpanID]trace.Span) {
 	e := it.e
+	if x.tracer == nil {
+		x.provider(e, it.fields)
+	}
 	attrs := attributes(e.Type, it.fields)
 	start, end := e.Time, e.Time
 	if d, ok := durationMS(it.fields); ok && it.kind != kindSessionEnd && it.kind != kindTaskEnd {
@@ -408,9 +430,6 @@ func attributes(typ string, f map[string]any) []attribute.KeyValue {
 		if c, ok := str("call_id"); ok {
 			out = append(out, semconv.GenAIToolCallID(c))
 		}
-	}
-	if s, ok := str("session_id"); ok && (typ == "session_start" || typ == "session_end") {
-		out = append(out, semconv.ServiceInstanceID(s))
 	}
 	return out
 }
