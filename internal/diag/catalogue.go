@@ -111,6 +111,7 @@ var Catalogue = []Entry{
 	{Code: RunNoInputBudget, Title: "output cap leaves no input budget", Decided: "at staging: needs the driver's models: table (manifest.ResolveLimits)"},
 	{Code: RunVision, Title: "computer tool on a model without vision", Decided: "at staging: needs the driver's models: table (manifest.CheckProviderTools)"},
 	{Code: RunProviderTool, Title: "stored artifact's provider_tool: is malformed", Decided: "at staging: needs the installed tool's manifest (manifest.CheckProviderTools)"},
+	{Code: RunNotHonoured, Title: "declared field not carried out by this build of mur", Decided: "at launch (mur run, mur doctor): manifest.Capsule.Unhonoured checks the written fields against manifest.Fields"},
 	{Code: SpendMeter, Title: "machine spend meter file is damaged", Decided: "whenever a run admits or settles a call under spend.machine_tokens_per_day"},
 	{Code: WITLevel, Title: "interface version not served by this WIT level", Decided: "at launch or pull: inspects the component's exports"},
 	{Code: RosterQueue, Title: "roster member's queue smaller than its callers", Decided: "by mur run --roster: needs the roster"},

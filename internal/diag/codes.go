@@ -199,6 +199,10 @@ const (
 	RunVision Code = "E-RUN-057"
 	// RunProviderTool: a stored artifact's provider_tool: is malformed.
 	RunProviderTool Code = "E-RUN-058"
+	// RunNotHonoured: the capsule declares a manifest field this build of
+	// mur does not carry out (manifest.Fields lists it as refused); it is
+	// refused at launch rather than run without it. mur's own.
+	RunNotHonoured Code = "E-RUN-900"
 	// SpendMeter: the machine spend meter's file (spend.machine_tokens_per_day)
 	// is damaged; it is refused rather than read as 0 used. mur's own.
 	SpendMeter Code = "E-SPEND-001"
