@@ -16,8 +16,11 @@
 // run before any session exists. RunTask runs one task to its end and
 // returns its Outcome; its live events (text deltas, tool calls, status)
 // go to the task's own sink while it runs. Subscribe follows the whole
-// session. Close ends the session and writes session_end. Exit codes and
-// the status line are the caller's: mur run maps the final Outcome.
+// session. Close ends the session: out/result.txt, session_end and the
+// status line. mur run runs RunLaunchTask and exits with ExitStatus of the
+// outcome; the door drives the session through DoorBackend; OpenParts
+// opens one from a driver and tools the caller built. The agent loop sees
+// none of this: it gets a Plan and a Runtime (see docs/agent.md).
 package capsule
 
 import (
