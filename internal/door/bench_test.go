@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -66,4 +67,66 @@ func BenchmarkFirstEvent(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+}
+
+// BenchmarkSequentialTasks sends b.N tasks one after another through a
+// queue + sleep door whose backend answers at once: the door's per-task
+// overhead (p50) and how much live heap the tasks after the first 100
+// leave behind.
+func BenchmarkSequentialTasks(b *testing.B) {
+	d, err := New(Config{Name: "bench", Queue: lifecycle.New(lifecycle.Policy{Acceptance: lifecycle.AcceptQueue, AfterTask: lifecycle.AfterSleep, QueueDepth: 1}, false),
+		Backend: instant{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Listen("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	d.Start()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d.Stop(ctx)
+		_ = d.Close(ctx)
+	}()
+	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	lat := make([]time.Duration, 0, b.N)
+	var after100 uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i == 100 {
+			b.StopTimer()
+			after100 = heap()
+			b.StartTimer()
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"m%d","role":"ROLE_USER","parts":[{"text":"go"}]}}}`, i, i)
+		start := time.Now()
+		req, _ := http.NewRequest(http.MethodPost, d.URL()+"/", strings.NewReader(body))
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(raw), "TASK_STATE_COMPLETED") {
+			b.Fatalf("task %d: %s", i, raw)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	if b.N > 100 {
+		grown := int64(heap()) - int64(after100)
+		b.ReportMetric(float64(grown)/float64(1<<20), "heap-growth-MB")
+	}
 }

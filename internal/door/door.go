@@ -39,6 +39,8 @@ const (
 	// DefaultWriteTimeout bounds one write to a client: a reader that stops
 	// reading a stream loses the stream after it.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultKeepTasks is how many ended tasks the door keeps readable.
+	DefaultKeepTasks = 1000
 	// DefaultKeepAlive is the SSE comment interval that keeps idle streams
 	// open through proxies.
 	DefaultKeepAlive = 15 * time.Second
@@ -63,6 +65,9 @@ type Config struct {
 	// task. The session ends itself from it.
 	OnStop func()
 
+	// KeepTasks bounds the ended tasks GetTask and ListTasks still find;
+	// the oldest is forgotten first.
+	KeepTasks    int
 	MaxBodyBytes int64
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
@@ -110,12 +115,15 @@ func New(cfg Config) (*Door, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
+	if cfg.KeepTasks <= 0 {
+		cfg.KeepTasks = DefaultKeepTasks
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	base, stopAll := context.WithCancel(context.Background())
 	d := &Door{
-		cfg: cfg, queue: cfg.Queue, backend: cfg.Backend, store: newStore(),
+		cfg: cfg, queue: cfg.Queue, backend: cfg.Backend, store: newStore(cfg.KeepTasks),
 		base: base, stopAll: stopAll,
 		runs: map[string]*run{}, watchers: map[chan a2a.Event]struct{}{},
 	}

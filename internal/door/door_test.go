@@ -509,3 +509,29 @@ func TestStopCancelsTasksInFlight(t *testing.T) {
 		t.Fatal("queue not ended after Stop")
 	}
 }
+
+// TestEndedTasksAreBounded: a long-lived door keeps the newest KeepTasks
+// ended tasks and forgets older ones; a task still running is never
+// forgotten.
+func TestEndedTasksAreBounded(t *testing.T) {
+	f := open(t, queueSleep, func(c *Config) { c.KeepTasks = 3 })
+	c := client(t, f.door, nil)
+	held := send(t, c, immediately("hold"))
+	<-f.backend.started
+	f.backend.release <- struct{}{}
+	waitState(t, c, held.ID, a2a.TaskStateCompleted)
+	var ids []a2a.TaskID
+	for i := range 5 {
+		ids = append(ids, send(t, c, text(fmt.Sprint("echo ", i))).ID)
+	}
+	list, err := c.ListTasks(context.Background(), &a2a.ListTasksRequest{})
+	if err != nil || list.TotalSize != 3 {
+		t.Fatalf("listed %v (%v), want the 3 newest", list, err)
+	}
+	if _, err := c.GetTask(context.Background(), &a2a.GetTaskRequest{ID: ids[0]}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("oldest ended task: %v, want not found", err)
+	}
+	if _, err := c.GetTask(context.Background(), &a2a.GetTaskRequest{ID: ids[4]}); err != nil {
+		t.Fatalf("newest task: %v", err)
+	}
+}

@@ -257,6 +257,11 @@ func (r *run) finish() {
 	close(r.events)
 	r.mu.Unlock()
 	close(r.done)
+	// An ended run has nothing left to resume or cancel; the store keeps
+	// the task.
+	r.d.mu.Lock()
+	delete(r.d.runs, r.task.ID)
+	r.d.mu.Unlock()
 }
 
 func (r *run) emitStatus(state a2a.TaskState, text string) {

@@ -44,6 +44,11 @@ type store struct {
 	mu    sync.Mutex
 	seq   int64
 	tasks map[a2a.TaskID]*stored
+	// keep bounds the ended tasks kept for GetTask and ListTasks; the
+	// oldest ended task goes first. A long-lived capsule would otherwise
+	// hold every task it ever ran.
+	keep  int
+	ended int
 }
 
 type stored struct {
@@ -57,7 +62,30 @@ type stored struct {
 	stamp   *time.Time
 }
 
-func newStore() *store { return &store{tasks: map[a2a.TaskID]*stored{}} }
+func newStore(keep int) *store { return &store{tasks: map[a2a.TaskID]*stored{}, keep: keep} }
+
+// settle counts a task that just reached a terminal state and forgets the
+// oldest ended tasks beyond keep. s.mu is held.
+func (s *store) settle(was, now a2a.TaskState) {
+	if was.Terminal() || !now.Terminal() {
+		return
+	}
+	s.ended++
+	for s.keep > 0 && s.ended > s.keep {
+		var oldest *stored
+		var oldestID a2a.TaskID
+		for id, st := range s.tasks {
+			if st.state.Terminal() && (oldest == nil || st.seq < oldest.seq) {
+				oldest, oldestID = st, id
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		delete(s.tasks, oldestID)
+		s.ended--
+	}
+}
 
 var _ taskstore.Store = (*store)(nil)
 
@@ -80,6 +108,7 @@ func (s *store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 	s.seq++
 	s.tasks[task.ID] = &stored{seq: s.seq, owner: c.name, version: 1, updated: time.Now(), body: body,
 		state: task.Status.State, context: task.ContextID, stamp: task.Status.Timestamp}
+	s.settle(a2a.TaskStateUnspecified, task.Status.State)
 	return 1, nil
 }
 
@@ -98,8 +127,10 @@ func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 		return 0, taskstore.ErrConcurrentModification
 	}
 	st.version++
+	was := st.state
 	st.body, st.updated = body, time.Now()
 	st.state, st.context, st.stamp = req.Task.Status.State, req.Task.ContextID, req.Task.Status.Timestamp
+	s.settle(was, st.state)
 	return st.version, nil
 }
 
@@ -129,7 +160,9 @@ func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus) error {
 		return err
 	}
 	st.version++
+	was := st.state
 	st.body, st.updated, st.state, st.stamp = body, time.Now(), status.State, status.Timestamp
+	s.settle(was, st.state)
 	return nil
 }
 
