@@ -1,7 +1,7 @@
 # Fuzzing: every fuzz target in the tree gets time in CI (issue #12 item 19).
 #
-# make fuzz   scripts/fuzz.sh: each target FUZZ_SHORT (4 s), the parsers of
-#             untrusted input FUZZ_LONG (15 s): the .mur.zip unpacker, the
+# make fuzz   scripts/fuzz.sh: each target FUZZ_SHORT (3 s), the parsers of
+#             untrusted input FUZZ_LONG (12 s): the .mur.zip unpacker, the
 #             manifest decoders, the provider stream and answer parsers, the
 #             WASI stream reads, the network allow-list parser, the door's
 #             request bodies, the DNS answers of the egress resolver and the
@@ -11,8 +11,8 @@
 #             FUZZ_MATCH='internal/wasi' (grep -E over "dir target") runs a
 #             subset; FUZZ_SHORT/FUZZ_LONG lengthen a local run.
 
-FUZZ_SHORT ?= 4s
-FUZZ_LONG  ?= 15s
+FUZZ_SHORT ?= 3s
+FUZZ_LONG  ?= 12s
 FUZZ_MATCH ?= .
 
 .PHONY: fuzz

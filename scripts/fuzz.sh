@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
-short=${FUZZ_SHORT:-4s}
-long=${FUZZ_LONG:-15s}
+short=${FUZZ_SHORT:-3s}
+long=${FUZZ_LONG:-12s}
 match=${FUZZ_MATCH:-.}
 # A new input that widens coverage is minimised for up to 60 s by default,
 # which stalls a short run; CI wants the fuzzing time, not small corpora.
