@@ -1,0 +1,130 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/diag"
+)
+
+// TestFieldsCoverTypes walks every field path of the capsule manifest
+// types and requires each to be in Fields exactly once, and every Fields
+// row to name a path the types have: a field added to the types without
+// saying what a run does with it fails here.
+func TestFieldsCoverTypes(t *testing.T) {
+	paths := FieldPaths()
+	if len(paths) < 150 {
+		t.Fatalf("FieldPaths found %d paths; the walk lost its way", len(paths))
+	}
+	known := map[string]bool{}
+	for _, p := range paths {
+		known[p] = true
+	}
+	rows := map[string]int{}
+	for _, f := range Fields {
+		rows[f.Path]++
+		if !known[f.Path] {
+			t.Errorf("Fields lists %q, which no manifest type has", f.Path)
+		}
+		switch f.Status {
+		case Honoured, Elsewhere:
+			if f.Code != "" || f.RefusedIf != nil {
+				t.Errorf("%s: a %s field carries no code", f.Path, f.Status)
+			}
+		case Refused:
+			if f.Code.Severity() != diag.Error {
+				t.Errorf("%s: refused with %q, not an error code", f.Path, f.Code)
+			}
+			if (f.RefusedIf == nil) != (f.When == "") {
+				t.Errorf("%s: RefusedIf and When go together", f.Path)
+			}
+		case Warned:
+			if f.Code.Severity() != diag.Warning {
+				t.Errorf("%s: warned with %q, not a warning code", f.Path, f.Code)
+			}
+		default:
+			t.Errorf("%s: status %q", f.Path, f.Status)
+		}
+		if f.Why == "" {
+			t.Errorf("%s: no why", f.Path)
+		}
+	}
+	for _, p := range paths {
+		switch rows[p] {
+		case 0:
+			t.Errorf("%s is in the manifest types but not in manifest.Fields: say whether a run honours or refuses it", p)
+		case 1:
+		default:
+			t.Errorf("%s is in Fields %d times", p, rows[p])
+		}
+	}
+}
+
+const runnable = "name: c\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n"
+
+func TestUnhonoured(t *testing.T) {
+	cases := []struct {
+		name, extra string
+		field       string // "" when nothing is refused
+		code        diag.Code
+		line        int
+	}{
+		{"plain", "", "", "", 0},
+		{"exports", "exports:\n  files:\n    root: out\n    mode: read-only\n", "exports.files", diag.RunNotHonoured, 15},
+		{"empty spawn block", "capabilities:\n  spawn: {}\n", "capabilities.spawn", diag.RunNotHonoured, 15},
+		{"state on a tool", "  - name: ana/t\n    version: \"1\"\n    capabilities:\n      state: {store: s}\n", "artifacts[1].capabilities.state", diag.RunNotHonoured, 13},
+		{"threaded", "lifecycle:\n  conversation: threaded\n", "lifecycle.conversation", diag.RunNotHonoured, 15},
+		{"stateless", "lifecycle:\n  conversation: stateless\n", "", "", 0},
+		{"record on", "context:\n  record: \"on\"\n", "context.record", diag.RunNotHonoured, 15},
+		{"record off", "context:\n  record: \"off\"\n", "", "", 0},
+		{"control", "control:\n  settings: [inference.max_tokens]\n", "control", diag.RunNotHonoured, 14},
+		{"compaction", "  compaction:\n    threshold: 0.5\n", "inference.compaction", diag.RunNotHonoured, 14},
+		{"otel", "observability:\n  otel_endpoint: http://127.0.0.1:4318\n", "", "", 0},
+		{"door", "network:\n  internal_port: 8080\n  authentication:\n    scheme: bearer\n    credentials:\n      ci: {scopes: [SendMessage]}\n", "", "", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := runnable
+			if strings.HasPrefix(tc.extra, "  - ") {
+				src = strings.Replace(src, "inference:", tc.extra+"inference:", 1)
+			} else {
+				src += tc.extra
+			}
+			c, ds := ParseCapsule("murmur.yaml", []byte(src))
+			if c == nil || ds.HasErrors() {
+				t.Fatalf("the manifest does not parse:\n%s\n%v", src, ds)
+			}
+			got := c.Unhonoured()
+			if tc.field == "" {
+				if len(got) != 0 {
+					t.Fatalf("refused:\n%v", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("want one refusal of %s, got:\n%v", tc.field, got)
+			}
+			d := got[0]
+			if d.Code != tc.code || d.Field != tc.field || d.Pos.File != "murmur.yaml" || d.Pos.Line != tc.line {
+				t.Errorf("got %s %s at %s:%d; want %s %s at line %d", d.Code, d.Field, d.Pos.File, d.Pos.Line, tc.code, tc.field, tc.line)
+			}
+			if !strings.Contains(d.Msg, "remove "+tc.field) {
+				t.Errorf("the message does not say what to do: %s", d.Msg)
+			}
+		})
+	}
+}
+
+// A hook entry is refused once, as an entry, not again for each key the
+// hook-only capabilities under it write.
+func TestUnhonouredHookEntryOnce(t *testing.T) {
+	src := strings.Replace(runnable, "inference:", "  - name: murmur/hook-debug\n    version: \"0.1.0\"\n    runtime: hook\n    on_overflow: block\n    capabilities:\n      task_io: {read: true}\ninference:", 1)
+	c, ds := ParseCapsule("murmur.yaml", []byte(src))
+	if c == nil || ds.HasErrors() {
+		t.Fatalf("does not parse: %v", ds)
+	}
+	got := c.Unhonoured()
+	if len(got) != 1 || got[0].Field != "artifacts[1].runtime" || !strings.Contains(got[0].Msg, "does not run hooks") || !strings.Contains(got[0].Msg, "remove the artifacts[1] entry (murmur/hook-debug)") {
+		t.Fatalf("got:\n%v", got)
+	}
+}
