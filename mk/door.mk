@@ -7,7 +7,8 @@
 #                     is refused (401 / scope / peer) on loopback doors
 #                     (the -race run is test-race's, FuzzRPCBody is make
 #                     fuzz's).
-# make bench-door     SendStreamingMessage → first SSE event, p50/p90
+# make bench-door     SendStreamingMessage → first SSE event (p50/p90) and
+#                     1,000 sequential tasks (per-task p50, heap growth)
 #                     (bench/RESULTS.md)
 
 .PHONY: test-door-js bench-door
@@ -18,5 +19,6 @@ test-door-js:
 
 bench-door:
 	$(GO) test -run '^$$' -bench FirstEvent -benchtime 2000x -count 3 ./internal/door/
+	$(GO) test -run '^$$' -bench SequentialTasks -benchtime 1000x -count 3 ./internal/door/
 
 CI_TARGETS += test-door-js
