@@ -1,6 +1,6 @@
 # The README's tour, run verbatim from a copy of the checkout after
 # `make demo` (tests/tour): every command a newcomer is told to type.
-# Budget: about 40 s on a loaded 2-core machine after demo (most of
+# Budget: about 1 minute on a loaded 2-core machine after demo (most of
 # it compiling examples/echo-go to a component and mur run).
 .PHONY: test-tour
 test-tour: demo
