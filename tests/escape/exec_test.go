@@ -282,3 +282,18 @@ func TestEscapeExec(t *testing.T) {
 		}
 	})
 }
+
+// TestMemfdNoexecInSession: the session's PID namespace has vm.memfd_noexec
+// 2, so a memory file could not be executable even past the filter.
+func TestMemfdNoexecInSession(t *testing.T) {
+	if os.Getenv("MUR_TEST_PRIVILEGED") != "1" {
+		t.Skip("set MUR_TEST_PRIVILEGED=1 (make test-escape): the suite needs root and namespaces")
+	}
+	if _, err := os.Stat("/proc/sys/vm/memfd_noexec"); err != nil {
+		t.Skip("this kernel has no vm.memfd_noexec")
+	}
+	f := newFixture(t, sandbox.Scoped, nil)
+	if r := f.shell("cat /proc/sys/vm/memfd_noexec"); strings.TrimSpace(r.out) != "2" {
+		t.Errorf("ESCAPED: vm.memfd_noexec in the session is %q (exit %d), want 2", r.out, r.code())
+	}
+}
