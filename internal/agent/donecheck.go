@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// DefaultDoneCheckTimeout is lifecycle.done_check.timeout_secs' default.
-const DefaultDoneCheckTimeout = 600 * time.Second
+	"github.com/murmur/mur/internal/manifest"
+)
 
 // doneOutputLimit bounds the check output a reopened attempt is handed.
 const doneOutputLimit = 16 << 10
@@ -29,13 +28,19 @@ type CommandRunner interface {
 // doneCheck runs lifecycle.done_check at a stop. It reports true when the
 // task is reopened with the check's output.
 func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
-	timeout := l.Done.Timeout
-	if timeout <= 0 {
-		timeout = DefaultDoneCheckTimeout
+	// The effective manifest carries the default; a check built without
+	// one gets the same.
+	timeout := time.Duration(manifest.DefaultDoneCheckTimeoutSecs) * time.Second
+	if s := l.Done.TimeoutSecs; s != nil && *s > 0 {
+		timeout = time.Duration(*s) * time.Second
 	}
 	t.out.DoneCheckRuns++
 	start := l.now()
-	res, err := l.Runner.RunCheck(ctx, l.Done.Argv, l.Workdir, timeout)
+	var res CheckResult
+	argv, err := l.Done.Argv()
+	if err == nil {
+		res, err = l.Runner.RunCheck(ctx, argv, l.Workdir, timeout)
+	}
 	met := err == nil && res.ExitCode == 0 && !res.TimedOut
 	line := map[string]any{
 		"task_id": t.id, "run": t.out.DoneCheckRuns, "command": l.Done.Command, "exit_code": res.ExitCode,
@@ -47,7 +52,7 @@ func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
 	if err != nil {
 		line["error"] = err.Error()
 	}
-	reopen := !met && t.out.DoneCheckReopens < l.Done.Limit && (l.MaxTurns == 0 || t.out.Turns < l.MaxTurns)
+	reopen := !met && int64(t.out.DoneCheckReopens) < l.Done.Limit && (l.MaxTurns == 0 || t.out.Turns < l.MaxTurns)
 	line["reopened"] = reopen
 	l.emit("done_check", line)
 	t.out.DoneCheckMet = &met

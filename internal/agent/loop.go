@@ -40,21 +40,6 @@ const (
 	maxToolOutputInLine = 64 << 10
 )
 
-// KeepWorking is lifecycle.keep_working.
-type KeepWorking struct {
-	Message string
-	Limit   int
-}
-
-// DoneCheck is lifecycle.done_check: Command as written (for records and
-// the model), Argv its words as the manifest engine split them.
-type DoneCheck struct {
-	Command string
-	Argv    []string
-	Limit   int
-	Timeout time.Duration // default 600 s
-}
-
 // Outcome is how a task ended.
 type Outcome struct {
 	TaskID string
@@ -95,8 +80,8 @@ type Loop struct {
 	Recorder  trace.Recorder
 	Retry     RetryConfig
 	MaxTurns  int
-	Keep      *KeepWorking
-	Done      *DoneCheck
+	Keep      *manifest.KeepWorking
+	Done      *manifest.DoneCheck
 	Runner    CommandRunner
 	Workdir   string
 	// Logs is the session's logs directory: a driver failure's text past
@@ -290,7 +275,7 @@ func (l *Loop) loop(ctx context.Context, t *task) Outcome {
 			t.out.Status = ExitOK
 			return t.out
 		}
-		if l.Keep != nil && t.out.Continuations < l.Keep.Limit {
+		if l.Keep != nil && int64(t.out.Continuations) < l.Keep.Limit {
 			t.out.Continuations++
 			l.emit("keep_working", map[string]any{"task_id": t.id, "continuation": t.out.Continuations, "limit": l.Keep.Limit})
 			l.user(t, l.Keep.Message)

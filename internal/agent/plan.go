@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -35,8 +36,8 @@ type Config struct {
 	Capture          trace.Capture
 	Prompt           PromptSources
 	InstructionFiles []string
-	KeepWorking      *KeepWorking
-	DoneCheck        *DoneCheck
+	KeepWorking      *manifest.KeepWorking
+	DoneCheck        *manifest.DoneCheck
 	// DeadlineNoticeSecs is lifecycle.deadline_notice_secs; nil is the
 	// default (five minutes, or a tenth of the deadline when shorter).
 	DeadlineNoticeSecs *int
@@ -69,8 +70,12 @@ func NewPlan(cfg Config, tools []Tool, prompt PromptSources, runner bool) (*Plan
 	if len(cfg.ModelLimits) == 0 {
 		return nil, errors.New("plan: no resolved model limits for the primary driver choice")
 	}
-	if cfg.DoneCheck != nil && len(cfg.DoneCheck.Argv) == 0 {
-		return nil, errors.New("plan: lifecycle.done_check has no resolved command words")
+	if dc := cfg.DoneCheck; dc != nil {
+		// Validation refused a command that does not split into a program
+		// and its words (E-MAN-003); a plan built without it is wrong.
+		if argv, err := dc.Argv(); err != nil || len(argv) == 0 {
+			return nil, fmt.Errorf("plan: lifecycle.done_check.command %q does not name a program", dc.Command)
+		}
 	}
 	if cfg.DoneCheck != nil && !runner {
 		// Never run the check uncontained: without the shell session's

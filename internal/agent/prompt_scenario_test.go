@@ -12,6 +12,7 @@ import (
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -142,7 +143,7 @@ func TestCaptureLevels(t *testing.T) {
 func TestKeepWorking(t *testing.T) {
 	r := newRun(t, providertest.Anthropic,
 		providertest.Step{Text: "first"}, providertest.Step{Text: "second"}, providertest.Step{Text: "third"})
-	r.opts.Config.KeepWorking = &agent.KeepWorking{Message: "Keep going. Check your work.", Limit: 2}
+	r.opts.Config.KeepWorking = &manifest.KeepWorking{Message: "Keep going. Check your work.", Limit: 2}
 	r.launch()
 	r.wantCode(0)
 	if len(r.srv.Requests()) != 3 || r.result() != "third" {
@@ -164,8 +165,7 @@ func TestDoneCheckReopens(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{writeCall("c1", "done.txt", "yes")}},
 		providertest.Step{Text: "now done"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`,
-		Argv: []string{"sh", "-c", `test -f done.txt || { echo "done.txt is missing"; exit 3; }`}, Limit: 2}
+	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`, Limit: 2}
 	r.launch()
 	r.wantCode(0)
 	second := requestText(r.srv.Requests()[1])
@@ -186,7 +186,7 @@ func TestDoneCheckReopens(t *testing.T) {
 func TestDoneCheckLimitZeroRecordsOnly(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "answer"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "false", Argv: []string{"false"}, Limit: 0}
+	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: "false", Limit: 0}
 	r.launch()
 	r.wantCode(0)
 	var dc map[string]any
@@ -273,12 +273,13 @@ func (b blockTool) Call(ctx context.Context, _ json.RawMessage) (agent.Result, e
 }
 
 func TestDoneCheckTimeoutReopens(t *testing.T) {
+	oneSecond := int64(1)
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "first"}, providertest.Step{Text: "second"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "sleep 5", Argv: []string{"sleep", "5"}, Limit: 1, Timeout: 200 * time.Millisecond}
+	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: "sleep 5", Limit: 1, TimeoutSecs: &oneSecond}
 	r.launch()
 	r.wantCode(0)
-	if !strings.Contains(requestText(r.srv.Requests()[1]), "was killed after 200ms") {
+	if !strings.Contains(requestText(r.srv.Requests()[1]), "was killed after 1s") {
 		t.Fatalf("feedback %s", r.srv.Requests()[1].Raw)
 	}
 	var dc map[string]any
@@ -290,7 +291,7 @@ func TestDoneCheckTimeoutReopens(t *testing.T) {
 
 func TestDoneCheckNeedsAContainedRunner(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "x"})
-	r.opts.Config.DoneCheck = &agent.DoneCheck{Command: "true", Argv: []string{"true"}, Limit: 1}
+	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: "true", Limit: 1}
 	code, err := r.launchCtx(context.Background())
 	if code != capsule.ExitRefused || err == nil || r.dirs.ID != "" {
 		t.Fatalf("code %d err %v", code, err)

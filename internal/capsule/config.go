@@ -3,7 +3,6 @@ package capsule
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/manifest"
@@ -61,19 +60,9 @@ func agentConfig(c *manifest.Capsule, inst manifest.Installed) (agent.Config, er
 	cfg.ToolRefresh = inf.ToolRefresh
 	if lc := c.Lifecycle; lc != nil {
 		if kw := lc.KeepWorking; kw != nil {
-			cfg.KeepWorking = &agent.KeepWorking{Message: kw.Message, Limit: int(kw.Limit)}
+			cfg.KeepWorking = kw
 		}
-		if dc := lc.DoneCheck; dc != nil {
-			argv, err := dc.Argv()
-			if err != nil {
-				return cfg, fmt.Errorf("lifecycle.done_check.command: %w", err)
-			}
-			d := &agent.DoneCheck{Command: dc.Command, Argv: argv, Limit: int(dc.Limit)}
-			if dc.TimeoutSecs != nil {
-				d.Timeout = time.Duration(*dc.TimeoutSecs) * time.Second
-			}
-			cfg.DoneCheck = d
-		}
+		cfg.DoneCheck = lc.DoneCheck
 		if lc.DeadlineNoticeSecs != nil {
 			n := int(*lc.DeadlineNoticeSecs)
 			cfg.DeadlineNoticeSecs = &n
