@@ -121,15 +121,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos("inference.transport"), "inference.transport",
 			fmt.Sprintf("transport %q is not available in this build of mur; use transport: http", inf.Transport))))
 	}
-	// A hook can be a policy control (a hook that denies calls); running
-	// the capsule without it would drop that control silently, so a build
-	// without hooks refuses the capsule instead.
-	for i, e := range c.Artifacts {
-		if e.Runtime == manifest.RoleHook {
-			field := fmt.Sprintf("artifacts[%d].runtime", i)
-			return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos(field), field,
-				fmt.Sprintf("artifact %q is a hook, and this build of mur does not run hooks; remove the entry to run without it", e.Name))))
-		}
+	// A declared field this build does not carry out (a hook, exports,
+	// control, …; manifest.Fields) refuses the capsule: running without it
+	// would drop it silently, and a hook may be a policy control.
+	if ds := parsed.Unhonoured(); len(ds) > 0 {
+		return nil, refusal(append(warn, ds...))
 	}
 
 	// Containment: a floor above what this host achieves is refused

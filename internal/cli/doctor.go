@@ -59,6 +59,12 @@ Exit status 1 when any error is found.`,
 				return err
 			}
 			c, ds := manifest.LoadCapsule(path)
+			var unhonoured diag.List
+			if c != nil && !ds.HasErrors() {
+				// What mur run refuses as not carried out (E-RUN-900); the
+				// other checks still run.
+				unhonoured = c.Unhonoured()
+			}
 			var (
 				limits  []manifest.ChoiceLimits
 				creds   []manifest.CredentialStatus
@@ -74,6 +80,10 @@ Exit status 1 when any error is found.`,
 				ds.Sort()
 				limits = modelLimits(env, c)
 				creds, _ = credentialStatus(c)
+			}
+			if len(unhonoured) > 0 {
+				ds = append(ds, unhonoured...)
+				ds.Sort()
 			}
 			if effective && c != nil && !ds.HasErrors() {
 				if err := writeEffective(env.Stdout, c, asJSON); err != nil {
