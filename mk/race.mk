@@ -18,7 +18,7 @@
 
 RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/cli/... ./internal/door/... \
 	./internal/drivertest/... ./internal/event/... ./internal/gateway/... \
-	./internal/infer/... ./internal/lifecycle/... ./internal/providertest/... \
+	./internal/infer/... ./internal/lifecycle/... ./internal/otel/... ./internal/providertest/... \
 	./internal/registrytest/... ./internal/sandbox/... ./internal/session/... \
 	./internal/shell/... ./internal/spend/... ./internal/store/... \
 	./internal/tokens/... ./internal/trace/... ./internal/wasi/...
