@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -117,11 +118,13 @@ func New(opts Options) (*Exporter, error) {
 		opts.Warn = io.Discard
 	}
 	exp := opts.Exporter
+	var probe string
 	if exp == nil {
 		u, err := TracesURL(opts.Endpoint)
 		if err != nil {
 			return nil, err
 		}
+		probe = hostPort(u)
 		// No retries: a span that cannot be sent now is dropped and
 		// counted, so a down collector never holds spans or the session.
 		exp, err = otlptracehttp.New(context.Background(),
@@ -138,7 +141,34 @@ func New(opts Options) (*Exporter, error) {
 	x := &Exporter{opts: opts, exp: exp, queue: make(chan item, opts.QueueSize), done: make(chan struct{})}
 	x.state.init()
 	go x.work()
+	if probe != "" {
+		// Found down now, the session's end does not wait for it.
+		go func() {
+			c, err := net.DialTimeout("tcp", probe, 2*time.Second)
+			if err != nil {
+				x.failed.Store(true)
+				x.drop(0, "the endpoint cannot be reached: "+err.Error())
+				return
+			}
+			c.Close()
+		}()
+	}
 	return x, nil
+}
+
+// hostPort is the address a traces URL connects to.
+func hostPort(traces string) string {
+	u, err := url.Parse(traces)
+	if err != nil {
+		return ""
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 var quiet sync.Once

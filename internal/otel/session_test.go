@@ -33,10 +33,16 @@ type span struct {
 
 // runSession runs a real session (capsule, agent loop, a skill tool) with
 // observability.otel_endpoint set: turn 1 calls the skill, turn 2 answers.
-func runSession(t *testing.T, endpoint, capsuleName string) (sessionID, taskID string, stderr string) {
+func runSession(t testing.TB, endpoint, capsuleName string) (sessionID, taskID string, stderr string) {
+	return runSessionModel(t, endpoint, capsuleName, 0)
+}
+
+// runSessionModel is runSession with each model call taking turnDelay.
+func runSessionModel(t testing.TB, endpoint, capsuleName string, turnDelay time.Duration) (sessionID, taskID string, stderr string) {
 	t.Helper()
 	var turn int
 	drv := agent.DriverFunc(func(context.Context, []byte) (agent.Result, error) {
+		time.Sleep(turnDelay)
 		turn++
 		data := `{"text":"done","stop_reason":"end_turn"}`
 		if turn == 1 {

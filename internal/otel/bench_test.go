@@ -1,0 +1,95 @@
+package otel_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/otel"
+)
+
+// BenchmarkEmitOverhead is what OTel adds to each event on the session's
+// path (Emit on the stream's goroutine), with a live OTLP/HTTP receiver
+// taking the exports: p50 and p99 per event over b.N events of the usual
+// shapes. Goal (issue #15): p50 ≤ 5 µs.
+func BenchmarkEmitOverhead(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	var s event.Stream
+	x, err := otel.New(otel.Options{Endpoint: srv.URL, QueueSize: 1 << 16})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Add(x)
+	s.Emit(event.Event{Type: "session_start", Fields: map[string]any{"session_id": "ses_b", "capsule": "acme/bench", "model": "m", "tools": []string{"a", "b"}}})
+	s.Emit(event.Event{Type: "task_start", Fields: map[string]any{"task_id": "tsk_b", "origin": "cli"}})
+	shapes := []event.Event{
+		{Type: "inference", Fields: map[string]any{"task_id": "tsk_b", "turn": 1, "model": "m", "input_tokens": 1200, "output_tokens": 80, "duration_ms": int64(900), "stop_reason": "tool_use", "charged": 1280}},
+		{Type: "tool_call", Fields: map[string]any{"task_id": "tsk_b", "turn": 1, "tool": "read", "call_id": "c1", "status": "passed", "duration_ms": int64(3), "state_effect": "read"}},
+		{Type: "tool_call", Fields: map[string]any{"task_id": "tsk_b", "turn": 1, "tool": "write", "call_id": "c2", "status": "passed", "duration_ms": int64(4), "state_effect": "mutate"}},
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		e := shapes[i%len(shapes)]
+		t0 := time.Now()
+		x.Emit(e)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	s.Emit(event.Event{Type: "task_end", Fields: map[string]any{"task_id": "tsk_b", "exit_status": "ok"}})
+	s.Emit(event.Event{Type: "session_end", Fields: map[string]any{"session_id": "ses_b", "exit_status": "ok"}})
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns/event")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns/event")
+	b.ReportMetric(float64(x.Dropped()), "dropped")
+}
+
+// BenchmarkSessionEndpointDown is a real session's wall time (open, two
+// turns with a tool call, close) without OTel and with otel_endpoint set
+// to a port nothing listens on, each model call taking
+// MUR_BENCH_TURN_MS (default 100 ms, a fast model; 0 shows the absolute
+// cost). Goal (issue #15): down changes wall time by ≤ 1%.
+func BenchmarkSessionEndpointDown(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	turn := 100 * time.Millisecond
+	if v := os.Getenv("MUR_BENCH_TURN_MS"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		turn = time.Duration(ms) * time.Millisecond
+	}
+	// Alternate the two so the machine's load falls on both alike.
+	var off, on []time.Duration
+	for range b.N {
+		for _, ep := range []string{"", down} {
+			t0 := time.Now()
+			runSessionModel(b, ep, "acme/bench", turn)
+			d := time.Since(t0)
+			if ep == "" {
+				off = append(off, d)
+			} else {
+				on = append(on, d)
+			}
+		}
+	}
+	slices.Sort(off)
+	slices.Sort(on)
+	mo, md := off[len(off)/2], on[len(on)/2]
+	b.ReportMetric(float64(mo.Microseconds()), "off-p50-µs")
+	b.ReportMetric(float64(md.Microseconds()), "down-p50-µs")
+	b.ReportMetric(float64((md - mo).Microseconds()), "added-µs")
+	b.ReportMetric(100*(float64(md)-float64(mo))/float64(mo), "down-%")
+}
