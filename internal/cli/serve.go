@@ -10,6 +10,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/lifecycle"
@@ -132,6 +133,8 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	d.Use(ln)
 	d.Start()
 	fmt.Fprintf(env.Stderr, "mur: %s: door %s\n", s.ID(), url)
+	reg := registerSession(env, s.ID(), dp.capsule, url, auth)
+	defer func() { _ = reg.Close() }()
 	for _, line := range auth.Lines() {
 		fmt.Fprintf(env.Stderr, "mur: %s\n", line)
 	}
@@ -172,6 +175,24 @@ func runLaunchTask(env *Env, s *capsule.Session, q *lifecycle.Queue, tally *outc
 	out := s.RunLaunchTask(env.Ctx, p)
 	p.endLine()
 	tally.add(out)
+}
+
+// registerSession lists the session for mur ps, watch and stop. A machine where
+// it cannot be written still serves the door: the warning says what is lost.
+func registerSession(env *Env, id string, c *manifest.Capsule, url string, auth *door.Auth) *door.Registration {
+	home, err := config.MurmurDir()
+	if err == nil {
+		r := door.Running{Session: id, Capsule: c.Name, Version: c.Version, URL: url, PID: os.Getpid(), Started: time.Now().UTC()}
+		if auth != nil {
+			r.Token = auth.Operator
+		}
+		var reg *door.Registration
+		if reg, err = door.Register(home, r); err == nil {
+			return reg
+		}
+	}
+	fmt.Fprintf(env.Stderr, "mur: %v; mur ps will not list this session\n", err)
+	return nil
 }
 
 func authOf(c *manifest.Capsule) *manifest.Authentication {
