@@ -181,6 +181,19 @@ func TestJaeger(t *testing.T) {
 	if otlp == "" || query == "" {
 		t.Skip("MUR_TEST_JAEGER_OTLP and MUR_TEST_JAEGER_QUERY name a running Jaeger (make test-otel-jaeger)")
 	}
+	// Jaeger may still be starting: wait for its query API.
+	for up := time.Now().Add(120 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		resp, err := http.Get(strings.TrimRight(query, "/") + "/api/services")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(up) {
+			t.Fatalf("Jaeger's query API at %s did not answer: %v", query, err)
+		}
+	}
 	service := fmt.Sprintf("mur-test-%d", time.Now().UnixNano())
 	sessionID, taskID, _ := runSession(t, otlp, service)
 	var spans []span
