@@ -14,10 +14,10 @@ import (
 	"github.com/murmur/mur/internal/manifest"
 )
 
-// field is one row of the reference.
+// field is one field the engine decodes: its path and YAML type. Its
+// default and codes are looked up by path.
 type field struct {
-	path, typ, def string
-	codes          []string
+	path, typ string
 }
 
 // walk lists every YAML field of t under prefix, depth first in
