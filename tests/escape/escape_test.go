@@ -202,12 +202,25 @@ func probeHeld(name string) check {
 	}
 }
 
+// readableOutside guards a read probe: the harness, same user, must read
+// path without the sandbox, so a denial inside it is the sandbox's (a
+// non-root user cannot read /etc/shadow at all, and its denial proves
+// nothing).
+func readableOutside(path string, c check) check {
+	return func(f *fixture) string {
+		if _, err := os.ReadFile(path); err != nil {
+			return fmt.Sprintf("precondition: %s is unreadable outside the sandbox (%v), so a denial inside proves nothing; run the suite as root", path, err)
+		}
+		return c(f)
+	}
+}
+
 var cases = []struct {
 	name  string
 	tweak func(*sandbox.Policy)
 	check check
 }{
-	{"read /etc/shadow", nil, probeHeld("read_shadow")},
+	{"read /etc/shadow", nil, readableOutside("/etc/shadow", probeHeld("read_shadow"))},
 	{"read a sibling of the workdir", nil, probeHeld("read_sibling")},
 	{"reopen an inherited fd through /proc/self/fd", nil, probeHeld("proc_fd_reopen")},
 	{"read_only: open for write", nil, roHeld("ro_open_write")},
