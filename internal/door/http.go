@@ -255,12 +255,14 @@ func (d *Door) serveWatch(ctx context.Context, w http.ResponseWriter, id any) {
 		writeRPCError(w, http.StatusInternalServerError, id, -32603, "streaming is not available on this connection")
 		return
 	}
+	// Subscribe before the headers go out: a client that sees the stream
+	// open sees every event after it (mur watch, then a task).
+	events := d.watch()
+	defer d.unwatch(events)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	events := d.watch()
-	defer d.unwatch(events)
 	keep := time.NewTicker(d.cfg.KeepAlive)
 	defer keep.Stop()
 	for {
