@@ -131,10 +131,12 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 		return capsule.ExitTask
 	}
 	d.Use(ln)
-	d.Start()
-	fmt.Fprintf(env.Stderr, "mur: %s: door %s\n", s.ID(), url)
+	// Registered before the door answers, so a client that reached the
+	// door finds the session in mur ps.
 	reg := registerSession(env, s.ID(), dp.capsule, url, auth)
 	defer func() { _ = reg.Close() }()
+	d.Start()
+	fmt.Fprintf(env.Stderr, "mur: %s: door %s\n", s.ID(), url)
 	for _, line := range auth.Lines() {
 		fmt.Fprintf(env.Stderr, "mur: %s\n", line)
 	}
