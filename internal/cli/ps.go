@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/spf13/cobra"
+
+	"github.com/murmur/mur/internal/config"
+	"github.com/murmur/mur/internal/door"
+)
+
+func init() { register(newPsCmd) }
+
+// psTimeout bounds each door's ListTasks, so one stuck door does not hold
+// up the listing.
+const psTimeout = 5 * time.Second
+
+// psEntry is one row of mur ps.
+type psEntry struct {
+	Session string         `json:"session"`
+	Capsule string         `json:"capsule"`
+	Version string         `json:"version,omitempty"`
+	URL     string         `json:"url"`
+	PID     int            `json:"pid"`
+	Started time.Time      `json:"started"`
+	State   string         `json:"state"`
+	Tasks   map[string]int `json:"tasks"`
+	Error   string         `json:"error,omitempty"`
+}
+
+func newPsCmd(env *Env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ps",
+		Short: "List the capsule sessions with an open door on this machine",
+		Long: `Ps lists every session whose door is open on this machine, from the
+registrations mur run keeps under ~/.murmur/run/: its id, capsule, door
+URL, state and tasks. State and tasks come from the door itself
+(ListTasks, with the operator token the registration holds): working when
+a task runs, input-required when one waits for a reply, idle otherwise,
+unreachable when the door does not answer. A registration left by a mur
+that is gone (crashed, kill -9) is removed, never listed.`,
+		Example: `  mur ps
+  mur ps --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := config.MurmurDir()
+			if err != nil {
+				return err
+			}
+			running, err := door.ListRunning(home)
+			if err != nil {
+				return err
+			}
+			entries := make([]psEntry, len(running))
+			for i, r := range running {
+				entries[i] = probe(env.Ctx, r)
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				if entries == nil {
+					entries = []psEntry{}
+				}
+				return enc.Encode(entries)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tCAPSULE\tDOOR\tSTATE\tTASKS")
+			for _, e := range entries {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Session, e.Capsule, e.URL, e.State, taskSummary(e.Tasks))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// probe asks one door for its tasks and names the session's state.
+func probe(ctx context.Context, r door.Running) psEntry {
+	e := psEntry{Session: r.Session, Capsule: r.Capsule, Version: r.Version, URL: r.URL, PID: r.PID, Started: r.Started, Tasks: map[string]int{}}
+	ctx, cancel := context.WithTimeout(ctx, psTimeout)
+	defer cancel()
+	token := ""
+	for {
+		var page a2a.ListTasksResponse
+		params := map[string]any{"pageSize": 100}
+		if token != "" {
+			params["pageToken"] = token
+		}
+		if err := doorCall(ctx, r.URL, r.Token, "ListTasks", params, &page); err != nil {
+			e.State, e.Error = "unreachable", err.Error()
+			return e
+		}
+		for _, t := range page.Tasks {
+			e.Tasks[stateWord(t.Status.State)]++
+		}
+		if page.NextPageToken == "" || len(page.Tasks) == 0 {
+			break
+		}
+		token = page.NextPageToken
+	}
+	switch {
+	case e.Tasks["working"] > 0:
+		e.State = "working"
+	case e.Tasks["input-required"] > 0:
+		e.State = "input-required"
+	default:
+		e.State = "idle"
+	}
+	return e
+}
+
+// stateWord spells an A2A task state as spec 000 does: TASK_STATE_INPUT_REQUIRED
+// is input-required.
+func stateWord(s a2a.TaskState) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
+}
+
+// taskSummary is "1 working, 2 completed", or "-" for none.
+func taskSummary(tasks map[string]int) string {
+	if len(tasks) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(tasks))
+	for k := range tasks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", tasks[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// doorTarget is the door a watch or stop talks to.
+type doorTarget struct {
+	url, token, session string
+	home                string
+}
+
+// resolveDoor turns SESSION or URL into a door. A session must be
+// registered here; a URL is looked up among the registrations for its
+// token, and --token (or none) is used when it is not one of them.
+func resolveDoor(arg, token string) (doorTarget, error) {
+	home, err := config.MurmurDir()
+	if err != nil {
+		return doorTarget{}, err
+	}
+	running, err := door.ListRunning(home)
+	if err != nil {
+		return doorTarget{}, err
+	}
+	isURL := strings.HasPrefix(arg, "http://") || strings.HasPrefix(arg, "https://")
+	for _, r := range running {
+		if r.Session == arg || (isURL && strings.TrimRight(r.URL, "/") == strings.TrimRight(arg, "/")) {
+			t := doorTarget{url: r.URL, token: r.Token, session: r.Session, home: home}
+			if token != "" {
+				t.token = token
+			}
+			return t, nil
+		}
+	}
+	if isURL {
+		return doorTarget{url: arg, token: token}, nil
+	}
+	return doorTarget{}, fmt.Errorf("no session %q is running on this machine (mur ps lists them); give its door URL to reach one elsewhere", arg)
+}
+
+// rpcError is a JSON-RPC error the door answered.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("the door answered %d: %s", e.Code, e.Message) }
+
+type rpcReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
+}
+
+// doorRequest builds an A2A 1.0 JSON-RPC call.
+func doorRequest(ctx context.Context, url, token, method string, params any) (*http.Request, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+"/", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return req, nil
+}
+
+// doorCall makes one unary call and decodes its result into out.
+func doorCall(ctx context.Context, url, token, method string, params, out any) error {
+	req, err := doorRequest(ctx, url, token, method, params)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return decodeReply(resp, out)
+}
+
+func decodeReply(resp *http.Response, out any) error {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	var reply rpcReply
+	if err := json.Unmarshal(data, &reply); err != nil {
+		return fmt.Errorf("the door answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(data)))
+	}
+	if reply.Error != nil {
+		return reply.Error
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(reply.Result, out)
+}
