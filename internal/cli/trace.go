@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/murmur/mur/internal/config"
+	"github.com/murmur/mur/internal/timeline"
+)
+
+func init() { register(newTraceCmd) }
+
+func newTraceCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "trace",
+		Short:   "Read what a session did from its trace.jsonl",
+		Example: "  mur trace show ses_01J9Z3",
+	}
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show SESSION",
+		Short: "Print a session's timeline: tasks, turns, tool calls with durations, tokens, spend, errors",
+		Long: `Print a session's timeline from its trace.jsonl: each task, each turn
+(model call) with its duration, tokens and charge, the tool calls it made
+with their status and duration, and what went wrong (failed calls,
+retries, spend refusals, task failures).
+
+SESSION is a session id (ses_…, looked up under ~/.murmur/records/), a
+session's records directory, or a trace.jsonl file.`,
+		Example: "  mur trace show ses_01J9Z3\n  mur trace show ~/.murmur/records/demo/ses_01J9Z3/trace.jsonl --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := tracePath(args[0])
+			if err != nil {
+				return err
+			}
+			s, err := timeline.ReadFile(path)
+			if err != nil {
+				return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s: %w", path, err)}
+			}
+			if asJSON {
+				return writeJSON(env.Stdout, s)
+			}
+			printTimeline(env.Stdout, s)
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print the timeline as one JSON document")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+// tracePath finds the trace a SESSION argument names.
+func tracePath(arg string) (string, error) {
+	if fi, err := os.Stat(arg); err == nil {
+		if fi.IsDir() {
+			return filepath.Join(arg, "trace.jsonl"), nil
+		}
+		return arg, nil
+	}
+	if !strings.HasPrefix(arg, "ses_") || strings.ContainsAny(arg, `/\`) {
+		return "", usageError(fmt.Errorf("%s: no such file, and not a session id (ses_…); give a session id, its records directory or its trace.jsonl", arg))
+	}
+	home, err := config.MurmurDir()
+	if err != nil {
+		return "", err
+	}
+	found, _ := filepath.Glob(filepath.Join(home, "records", "*", arg, "trace.jsonl"))
+	if len(found) == 0 {
+		return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("session %s: no trace under %s; give its records directory or trace.jsonl if it lives elsewhere", arg, filepath.Join(home, "records"))}
+	}
+	return found[0], nil
+}
+
+func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }
+
+func printTimeline(w io.Writer, s *timeline.Session) {
+	status := s.ExitStatus
+	if status == "" {
+		status = "no session_end (running, or ended without closing)"
+	}
+	fmt.Fprintf(w, "session %s  %s  model %s  %s  %s\n", s.ID, s.Capsule, s.Model, status, ms(s.DurationMS))
+	fmt.Fprintf(w, "  turns %d  tokens %d in / %d out  charged %d  tasks %d\n", s.Turns, s.InputTokens, s.OutputTokens, s.Charged, len(s.Tasks))
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "  %s  %s %s\n", offset(s, n.Time), n.Event, n.Text)
+	}
+	for _, t := range s.Tasks {
+		st := t.ExitStatus
+		if st == "" {
+			st = "no task_end"
+		}
+		fmt.Fprintf(w, "task %s (%s)  %s  %s  tokens %d in / %d out  charged %d\n", t.ID, t.Origin, st, ms(t.DurationMS), t.InputTokens, t.OutputTokens, t.Charged)
+		if t.Reason != "" {
+			fmt.Fprintf(w, "  reason: %s\n", t.Reason)
+		}
+		for _, u := range t.Turns {
+			fmt.Fprintf(w, "  %s  turn %d  %s  %d in / %d out  charged %d  %s", offset(s, u.Start), u.N, ms(u.DurationMS), u.InputTokens, u.OutputTokens, u.Charged, u.StopReason)
+			if u.Attempts > 1 {
+				fmt.Fprintf(w, "  %d attempts", u.Attempts)
+			}
+			if u.Error != "" {
+				fmt.Fprintf(w, "  error: %s", u.Error)
+			}
+			fmt.Fprintln(w)
+			for _, c := range u.Tools {
+				fmt.Fprintf(w, "      %-20s %-7s %8s", c.Name, c.Status, ms(c.DurationMS))
+				if c.Error != "" {
+					fmt.Fprintf(w, "  error: %s", c.Error)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+		for _, e := range t.Errors {
+			fmt.Fprintf(w, "  %s  ! %s %s\n", offset(s, e.Time), e.Event, e.Text)
+		}
+	}
+}
+
+// offset is a time as seconds since the session started.
+func offset(s *timeline.Session, t time.Time) string {
+	if s.Start.IsZero() {
+		return t.Format(time.TimeOnly)
+	}
+	return fmt.Sprintf("+%.3fs", t.Sub(s.Start).Seconds())
+}
