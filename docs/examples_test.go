@@ -77,8 +77,9 @@ func examples(t *testing.T, pages []string) []example {
 
 // TestYAMLExamples parses every YAML example in docs/ and the README with
 // the parser mur itself uses for that kind of file (capsule or artifact
-// manifest, murmur.lock, config.yaml): each must be accepted without an
-// error, or be a marked counter-example that yields exactly its code.
+// manifest, murmur.lock, config.yaml; a capsule fragment as part of a
+// capsule): each must be accepted without an error, or be a marked
+// counter-example that yields exactly its code.
 func TestYAMLExamples(t *testing.T) {
 	pages, err := filepath.Glob("*.md")
 	if err != nil {
@@ -129,6 +130,12 @@ func check(name, text string, top map[string]any) ([]diag.Code, error) {
 		}
 		return codesOf(ds)
 	default:
+		// A fragment (a block or two of a capsule, without the identity
+		// every manifest carries) is checked as the capsule it would be part
+		// of.
+		if !has("name") && !has("version") {
+			text = "name: fragment\nversion: \"0.1.0\"\n" + text
+		}
 		_, ds := manifest.ParseCapsule(name, []byte(text))
 		return codesOf(ds)
 	}
