@@ -106,11 +106,13 @@ func Read(r io.Reader) (*Session, error) {
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
-		l, err := trace.ParseLine(sc.Bytes())
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+		// One decode into the fields a timeline uses; trace.ParseLine's
+		// generic form costs several times more on a long trace.
+		var r rec
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Event == "" || r.TS.IsZero() {
+			return nil, fmt.Errorf("line %d: %w", n, trace.ErrMalformed)
 		}
-		s.add(l, tasks)
+		s.add(&r, sc.Bytes(), tasks)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("line %d: %w", n+1, err)
@@ -119,44 +121,76 @@ func Read(r io.Reader) (*Session, error) {
 	return s, nil
 }
 
-func (s *Session) add(l trace.Line, tasks map[string]*Task) {
+// rec is a trace line's fields that the timeline reads (docs/trace.md).
+type rec struct {
+	Event        string    `json:"event"`
+	TS           time.Time `json:"ts"`
+	SessionID    string    `json:"session_id"`
+	Capsule      string    `json:"capsule"`
+	Model        string    `json:"model"`
+	ExitStatus   string    `json:"exit_status"`
+	TaskID       string    `json:"task_id"`
+	Origin       string    `json:"origin"`
+	Reason       string    `json:"reason"`
+	Tool         string    `json:"tool"`
+	CallID       string    `json:"call_id"`
+	Status       string    `json:"status"`
+	StateEffect  string    `json:"state_effect"`
+	Error        string    `json:"error"`
+	StopReason   string    `json:"stop_reason"`
+	Code         string    `json:"code"`
+	Limit        string    `json:"limit"`
+	DurationMS   int64     `json:"duration_ms"`
+	Turns        int64     `json:"turns"`
+	Turn         int64     `json:"turn"`
+	InputTokens  int64     `json:"input_tokens"`
+	OutputTokens int64     `json:"output_tokens"`
+	Charged      int64     `json:"charged"`
+	Attempts     int64     `json:"attempts"`
+	Attempt      int64     `json:"attempt"`
+	HTTPStatus   int64     `json:"http_status"`
+	WaitMS       int64     `json:"wait_ms"`
+	Ceiling      int64     `json:"ceiling"`
+	Used         int64     `json:"used"`
+	Needed       int64     `json:"needed"`
+}
+
+func (s *Session) add(l *rec, line []byte, tasks map[string]*Task) {
 	task := func() *Task {
-		id := l.String("task_id")
-		t := tasks[id]
-		if t == nil && id != "" {
+		t := tasks[l.TaskID]
+		if t == nil && l.TaskID != "" {
 			// A record of a task whose task_start is not in the file.
-			t = &Task{ID: id, Start: l.Time, Turns: []*Turn{}}
-			tasks[id] = t
+			t = &Task{ID: l.TaskID, Start: l.TS, Turns: []*Turn{}}
+			tasks[l.TaskID] = t
 			s.Tasks = append(s.Tasks, t)
 		}
 		return t
 	}
 	switch l.Event {
 	case "session_start":
-		s.ID, s.Capsule, s.Model, s.Start = l.String("session_id"), l.String("capsule"), l.String("model"), l.Time
+		s.ID, s.Capsule, s.Model, s.Start = l.SessionID, l.Capsule, l.Model, l.TS
 	case "session_end":
-		s.End, s.ExitStatus, s.DurationMS = l.Time, l.String("exit_status"), l.Int("duration_ms")
-		s.Turns, s.InputTokens, s.OutputTokens = l.Int("turns"), l.Int("input_tokens"), l.Int("output_tokens")
+		s.End, s.ExitStatus, s.DurationMS = l.TS, l.ExitStatus, l.DurationMS
+		s.Turns, s.InputTokens, s.OutputTokens = l.Turns, l.InputTokens, l.OutputTokens
 	case "task_start":
-		t := &Task{ID: l.String("task_id"), Origin: l.String("origin"), Start: l.Time, Turns: []*Turn{}}
+		t := &Task{ID: l.TaskID, Origin: l.Origin, Start: l.TS, Turns: []*Turn{}}
 		tasks[t.ID] = t
 		s.Tasks = append(s.Tasks, t)
 	case "task_end":
 		if t := task(); t != nil {
-			t.ExitStatus, t.Reason = l.String("exit_status"), l.String("reason")
-			t.InputTokens, t.OutputTokens = l.Int("input_tokens"), l.Int("output_tokens")
-			t.DurationMS = l.Time.Sub(t.Start).Milliseconds()
+			t.ExitStatus, t.Reason = l.ExitStatus, l.Reason
+			t.InputTokens, t.OutputTokens = l.InputTokens, l.OutputTokens
+			t.DurationMS = l.TS.Sub(t.Start).Milliseconds()
 		}
 	case "inference":
 		t := task()
 		if t == nil {
 			return
 		}
-		d := l.Int("duration_ms")
-		u := &Turn{N: l.Int("turn"), Start: l.Time.Add(-time.Duration(d) * time.Millisecond), DurationMS: d,
-			Model: l.String("model"), InputTokens: l.Int("input_tokens"), OutputTokens: l.Int("output_tokens"),
-			Charged: l.Int("charged"), StopReason: l.String("stop_reason"), Attempts: l.Int("attempts"),
-			Error: l.String("error"), Tools: []Tool{}}
+		u := &Turn{N: l.Turn, Start: l.TS.Add(-time.Duration(l.DurationMS) * time.Millisecond), DurationMS: l.DurationMS,
+			Model: l.Model, InputTokens: l.InputTokens, OutputTokens: l.OutputTokens,
+			Charged: l.Charged, StopReason: l.StopReason, Attempts: l.Attempts,
+			Error: l.Error, Tools: []Tool{}}
 		t.Turns = append(t.Turns, u)
 		t.Charged += u.Charged
 		s.Charged += u.Charged
@@ -165,37 +199,41 @@ func (s *Session) add(l trace.Line, tasks map[string]*Task) {
 		if t == nil {
 			return
 		}
-		c := Tool{Name: l.String("tool"), CallID: l.String("call_id"), Status: l.String("status"),
-			DurationMS: l.Int("duration_ms"), StateEffect: l.String("state_effect"), Error: l.String("error")}
-		if k := len(t.Turns); k > 0 && t.Turns[k-1].N == l.Int("turn") {
+		c := Tool{Name: l.Tool, CallID: l.CallID, Status: l.Status,
+			DurationMS: l.DurationMS, StateEffect: l.StateEffect, Error: l.Error}
+		if k := len(t.Turns); k > 0 && t.Turns[k-1].N == l.Turn {
 			t.Turns[k-1].Tools = append(t.Turns[k-1].Tools, c)
 		} else {
 			// A tool call without its turn's record: a turn of its own.
-			t.Turns = append(t.Turns, &Turn{N: l.Int("turn"), Start: l.Time, Tools: []Tool{c}})
+			t.Turns = append(t.Turns, &Turn{N: l.Turn, Start: l.TS, Tools: []Tool{c}})
 		}
 	case "task_failed":
 		if t := task(); t != nil {
-			t.Errors = append(t.Errors, Note{l.Event, l.Time, l.String("code") + " " + l.String("reason")})
+			t.Errors = append(t.Errors, Note{l.Event, l.TS, l.Code + " " + l.Reason})
 		}
 	case "spend_ceiling_reached":
 		if t := task(); t != nil {
-			t.Errors = append(t.Errors, Note{l.Event, l.Time, fmt.Sprintf("%s: ceiling %d, used %d, needed %d", l.String("limit"), l.Int("ceiling"), l.Int("used"), l.Int("needed"))})
+			t.Errors = append(t.Errors, Note{l.Event, l.TS, fmt.Sprintf("%s: ceiling %d, used %d, needed %d", l.Limit, l.Ceiling, l.Used, l.Needed)})
 		}
 	case "inference_retry":
 		if t := task(); t != nil {
-			t.Errors = append(t.Errors, Note{l.Event, l.Time, fmt.Sprintf("turn %d attempt %d failed (HTTP %d): %s; retried after %d ms", l.Int("turn"), l.Int("attempt"), l.Int("http_status"), l.String("error"), l.Int("wait_ms"))})
+			t.Errors = append(t.Errors, Note{l.Event, l.TS, fmt.Sprintf("turn %d attempt %d failed (HTTP %d): %s; retried after %d ms", l.Turn, l.Attempt, l.HTTPStatus, l.Error, l.WaitMS)})
 		}
 	case "tool_input_refused", "keep_working", "done_check", "deadline_notice", "tools_refreshed":
 		// Shown by the tool call or task they belong to, or not at all.
 	default:
-		if l.String("task_id") == "" {
-			s.Notes = append(s.Notes, Note{l.Event, l.Time, summary(l)})
+		if l.TaskID == "" {
+			s.Notes = append(s.Notes, Note{l.Event, l.TS, summary(line)})
 		}
 	}
 }
 
-// summary is a record's fields in one short line.
-func summary(l trace.Line) string {
+// summary is a record's own fields (all but event and ts) in one short line.
+func summary(line []byte) string {
+	l, err := trace.ParseLine(line)
+	if err != nil {
+		return ""
+	}
 	b, _ := json.Marshal(l.Fields)
 	if len(b) > 160 {
 		b = append(b[:157], "..."...)
