@@ -1,7 +1,9 @@
 // Command refdoc writes docs/manifest-reference.md, the reference of both
 // murmur.yaml manifests, from the manifest engine itself: every field the
 // decoder's types hold (its path and YAML type), the default Effective
-// applies, and the codes the diagnostics catalogue's examples raise on it.
+// applies, what a run does with it (manifest.Fields, the table docs/run.md's
+// honoured/refused section comes from), and the codes the diagnostics
+// catalogue's examples raise on it.
 // The meanings are the sentences below, keyed by field. A test checks the
 // page is up to date (make check runs it); `make docs-manifest` rewrites it.
 package main

@@ -206,6 +206,12 @@ func Render() ([]byte, error) {
 		writeRow(&buf, f, artifactDefaults[f.path], artifactMeanings[f.path], codes["artifact:"+f.path])
 	}
 
+	// manifest.Fields is the engine's own table of what a run does with
+	// each capsule field (honoured, refused, warned, read elsewhere).
+	rows := map[string]manifest.Field{}
+	for _, f := range manifest.Fields {
+		rows[f.Path] = f
+	}
 	var caps []field
 	walk(reflect.TypeOf(manifest.Capsule{}), "", &caps)
 	buf.WriteString("\n## The capsule manifest\n\n" + capsuleIntro + "\n")
@@ -219,11 +225,21 @@ func Render() ([]byte, error) {
 			if m := capsuleMeanings[top]; m != "" {
 				buf.WriteString(m + "\n\n")
 			}
-			buf.WriteString("| Field | Type | Default | Codes |\n| --- | --- | --- | --- |\n")
+			buf.WriteString("| Field | Type | Default | What this build does with it | Codes |\n| --- | --- | --- | --- | --- |\n")
 		}
 		c := codes["capsule:"+f.path]
+		does := "—"
+		if row, ok := rows[strings.ReplaceAll(f.path, "<key>", "*")]; ok {
+			does = string(row.Status) + ": " + row.Why
+			if row.When != "" {
+				does += " (refused when " + row.When + ")"
+			}
+			if row.Code != "" && !contains(c, string(row.Code)) {
+				c = append(c, string(row.Code))
+			}
+		}
 		sort.Strings(c)
-		fmt.Fprintf(&buf, "| `%s` | %s | %s | %s |\n", f.path, f.typ, orDash(defs[f.path]), codeLinks(c))
+		fmt.Fprintf(&buf, "| `%s` | %s | %s | %s | %s |\n", f.path, f.typ, orDash(defs[f.path]), strings.ReplaceAll(does, "|", "\\|"), codeLinks(c))
 	}
 	return buf.Bytes(), nil
 }

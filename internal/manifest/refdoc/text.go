@@ -9,7 +9,9 @@ beside a tool, driver, hook or skill and says what ` + "`mur build`" + ` packs; 
 **capsule manifest** says what ` + "`mur run`" + ` launches. This page lists every
 field the manifest engine (` + "`internal/manifest`" + `) decodes, with its YAML
 type, the default its ` + "`Effective`" + ` applies (what ` + "`mur doctor --effective`" + `
-prints), and the diagnostic codes the catalogue shows it raising; each code
+prints), what this build does with a capsule field (honoured, refused at
+launch, warned, or read by another command: the engine's own table, as in
+[run.md](run.md)), and the diagnostic codes it can raise; each code
 links to [diagnostics.md](diagnostics.md), which says what it means and
 when it is decided. A key the engine does not read is ` + "`W-SEC-019`" + `: it
 grants nothing, and the warning names the key it resembles.
