@@ -239,9 +239,9 @@ func defineHost(l *cm.Linker) {
 	l.Func(at(IfaceShell), "run", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
 		h := hostOf(c)
 		if h.Shell == nil {
-			// No launch hands a Shell to a component yet (issue #14 §2); say
-			// so rather than blame a grant the capsule may well have.
-			return cm.Err(cm.String("shell/execute: not available: this build of mur does not serve murmur:shell/execute to components")), nil
+			// A launch hands tool components the session's shell whenever
+			// the capsule allows a binary; without one nothing could run.
+			return cm.Err(cm.String("shell/execute: not granted: the capsule allows no shell binaries (capabilities.shell.allow)")), nil
 		}
 		var args []string
 		var env []Pair

@@ -271,7 +271,8 @@ type ExecResult struct {
 // Execute is murmur:shell/execute's run: binary must be allowed, args are
 // its argv after the binary, env is added before the credential strip. It
 // errs only on a refusal or a spawn/IO failure; a non-zero exit is data.
-// It runs in the foreground until the command exits or ctx ends.
+// It runs in the foreground until the command exits or ctx ends, and
+// writes the shell record a shell tool call's command gets.
 func (s *Session) Execute(ctx context.Context, binary string, args []string, env [][2]string) (ExecResult, error) {
 	path, err := s.Resolve(binary)
 	if err != nil {
@@ -283,7 +284,7 @@ func (s *Session) Execute(ctx context.Context, binary string, args []string, env
 	}
 	r, err := s.run(ctx, spec{
 		binary: binary, path: path, args: args, command: strings.Join(args, " "),
-		env: s.buildEnv(envRequest{extra: env}),
+		env: s.buildEnv(envRequest{extra: env}), emitCall: true,
 	})
 	if err != nil {
 		return ExecResult{}, err
