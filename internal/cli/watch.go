@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -79,7 +80,20 @@ func watchDoor(env *Env, t doorTarget, asJSON bool) error {
 		name = t.url
 	}
 	fmt.Fprintf(env.Stderr, "mur: watching %s\n", name)
-	sc := bufio.NewScanner(resp.Body)
+	if err := followStream(resp.Body, env.Stdout, asJSON, time.Now); err != nil && env.Ctx.Err() == nil {
+		return err
+	}
+	if env.Ctx.Err() == nil && t.session != "" {
+		fmt.Fprintf(env.Stderr, "mur: %s: session ended\n", t.session)
+	}
+	return nil
+}
+
+// followStream copies a WatchSession SSE stream to w, one line per event,
+// until the stream ends; an error envelope or an event mur cannot read
+// ends it with an error.
+func followStream(r io.Reader, w io.Writer, asJSON bool, now func() time.Time) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -94,20 +108,21 @@ func watchDoor(env *Env, t doorTarget, asJSON bool) error {
 			return reply.Error
 		}
 		if asJSON {
-			fmt.Fprintf(env.Stdout, "%s\n", reply.Result)
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, reply.Result); err != nil {
+				return fmt.Errorf("the door sent an event without a result: %w", err)
+			}
+			fmt.Fprintf(w, "%s\n", compact.Bytes())
 			continue
 		}
 		var sr a2a.StreamResponse
 		if err := json.Unmarshal(reply.Result, &sr); err != nil {
 			return fmt.Errorf("the door sent an event mur cannot read: %w", err)
 		}
-		fmt.Fprintln(env.Stdout, eventLine(time.Now(), sr.Event))
+		fmt.Fprintln(w, eventLine(now(), sr.Event))
 	}
-	if err := sc.Err(); err != nil && env.Ctx.Err() == nil && err != io.ErrUnexpectedEOF {
+	if err := sc.Err(); err != nil && err != io.ErrUnexpectedEOF {
 		return err
-	}
-	if env.Ctx.Err() == nil && t.session != "" {
-		fmt.Fprintf(env.Stderr, "mur: %s: session ended\n", t.session)
 	}
 	return nil
 }
