@@ -11,8 +11,9 @@
 #                        loaded 2-core machine (see bench/RESULTS.md); a
 #                        cached run well under a minute. The go test
 #                        -timeout is 5m.
-# make bench-otel        per-event overhead with OTel on, and a session's wall
-#                        time with the endpoint down (bench/RESULTS.md)
+# make bench-otel        per-event overhead with OTel on, a session's wall
+#                        time with the endpoint down, and mur trace show's
+#                        reader on a 100,000-line trace (bench/RESULTS.md)
 
 JAEGER_VERSION := v1.76.0
 JAEGER_BIN := build/jaeger/jaeger-all-in-one-$(JAEGER_VERSION)
@@ -52,5 +53,6 @@ test-otel-jaeger: $(JAEGER_BIN)
 bench-otel:
 	$(GO) test -run '^$$' -bench EmitOverhead -benchtime 100000x -count 3 ./internal/otel/
 	$(GO) test -run '^$$' -bench SessionEndpointDown -benchtime 30x -count 3 ./internal/otel/
+	$(GO) test -run '^$$' -bench Read100k -benchtime 3x ./internal/timeline/
 
 # CI_TARGETS += test-otel-jaeger (added once the target has run here)
