@@ -8,6 +8,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/murmur/mur/internal/diag"
 )
 
 // seedManifests adds every golden case's manifests to the corpus.
@@ -38,6 +40,13 @@ func FuzzCapsule(f *testing.F) {
 		c, ds := ParseCapsule("murmur.yaml", data)
 		if c == nil || ds.HasErrors() {
 			return
+		}
+		// The launch's refusal of unhonoured fields names a written field
+		// and its line, whatever the manifest holds.
+		for _, d := range c.Unhonoured() {
+			if d.Field == "" || d.Pos.Line == 0 || d.Severity != diag.Error {
+				t.Fatalf("unhonoured-field refusal without a field, line or error severity: %v", d)
+			}
 		}
 		out, err := yaml.Marshal(c)
 		if err != nil {
