@@ -62,6 +62,7 @@ that is gone (crashed, kill -9) is removed, never listed.`,
 			if err != nil {
 				return err
 			}
+			// Made, never nil: --json prints [] for no session.
 			entries := make([]psEntry, len(running))
 			for i, r := range running {
 				entries[i] = probe(env.Ctx, r)
@@ -69,9 +70,6 @@ that is gone (crashed, kill -9) is removed, never listed.`,
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
 				enc.SetIndent("", "  ")
-				if entries == nil {
-					entries = []psEntry{}
-				}
 				return enc.Encode(entries)
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
