@@ -54,7 +54,7 @@ func byName(spans tracetest.SpanStubs) map[string][]tracetest.SpanStub {
 func attr(s tracetest.SpanStub, k string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == k {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
