@@ -229,8 +229,12 @@ func (s *Session) Subscribe(k event.Sink) (cancel func()) {
 	return s.events.Subscribe(k)
 }
 
-// ErrClosed is RunTask's outcome reason after Close.
-var ErrClosed = errors.New("the session is closed")
+// ErrClosed is RunTask's outcome reason after Close; ErrEnding once the
+// session's context has ended.
+var (
+	ErrClosed = errors.New("the session is closed")
+	ErrEnding = errors.New("the session is ending: the task was not started")
+)
 
 // RunTask runs one task to its end and returns how it ended. Tasks run one
 // at a time: a call waits for the task in progress. Canceling ctx cancels
@@ -241,6 +245,12 @@ func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
 	defer s.run.Unlock()
 	if s.isClosed() {
 		return Outcome{TaskID: t.ID, Status: agent.ExitFailed, Reason: ErrClosed.Error()}
+	}
+	if s.ctx.Err() != nil {
+		// The session is ending (its context was canceled, or the sandbox
+		// ended it): a task that gets its turn now is not started, so it
+		// leaves no task_start or task_end (spec 004: nothing started).
+		return Outcome{TaskID: t.ID, Status: agent.ExitCanceled, Reason: ErrEnding.Error()}
 	}
 	if t.ID == "" {
 		t.ID = s.mintTaskID()

@@ -39,7 +39,12 @@ func (d *blockingDriver) Run(ctx context.Context, _ []byte) (agent.Result, error
 
 func partsSession(t *testing.T, drv agent.Driver) *capsule.Session {
 	t.Helper()
-	s, err := capsule.OpenParts(context.Background(), capsule.Parts{
+	return partsSessionCtx(t, context.Background(), drv)
+}
+
+func partsSessionCtx(t *testing.T, ctx context.Context, drv agent.Driver) *capsule.Session {
+	t.Helper()
+	s, err := capsule.OpenParts(ctx, capsule.Parts{
 		Config: agent.Config{Model: "m", DriverName: "d",
 			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
 		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Driver: drv,
@@ -102,5 +107,26 @@ func TestCancelEndsOnlyThatTask(t *testing.T) {
 	}
 	if capsule.ExitStatus(o) != capsule.ExitOK {
 		t.Fatal("exit status")
+	}
+}
+
+// Once the session's context has ended, a task that gets its turn is not
+// started: no model call, no task_start or task_end.
+func TestEndingSessionStartsNoTask(t *testing.T) {
+	drv := &blockingDriver{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	ctx, end := context.WithCancel(context.Background())
+	s := partsSessionCtx(t, ctx, drv)
+	var seen recorder
+	s.Subscribe(&seen)
+	end()
+	o := s.RunTask(context.Background(), capsule.Task{Text: "late"})
+	if o.Status != agent.ExitCanceled || o.Reason != capsule.ErrEnding.Error() {
+		t.Fatalf("outcome %+v", o)
+	}
+	if len(seen.types()) != 0 || len(drv.started) != 0 {
+		t.Fatalf("a task started: events %v, model calls %d", seen.types(), len(drv.started))
+	}
+	if err := s.Close(o); err != nil {
+		t.Fatal(err)
 	}
 }
