@@ -52,8 +52,70 @@ session's records directory, or a trace.jsonl file.`,
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the timeline as one JSON document")
-	cmd.AddCommand(show)
+	var diffJSON bool
+	diff := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Show where two sessions diverged: the first differing turn or tool call, and their totals",
+		Long: `Compare two sessions step by step — each turn's stop reason and error,
+each tool call's name and status, task by task — and print the first step
+where they differ, then both sessions' exit status, turns, tokens, charge
+and duration. Exits 0 when every step and the exit status match, 1 when
+they diverge. A and B are what mur trace show takes.`,
+		Example: "  mur trace diff ses_01J9Z3 ses_01J9Z4",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ss [2]*timeline.Session
+			for i, a := range args {
+				path, err := tracePath(a)
+				if err != nil {
+					return err
+				}
+				if ss[i], err = timeline.ReadFile(path); err != nil {
+					return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s: %w", path, err)}
+				}
+			}
+			d := timeline.Compare(ss[0], ss[1])
+			if diffJSON {
+				if err := writeJSON(env.Stdout, d); err != nil {
+					return err
+				}
+			} else {
+				printDiff(env.Stdout, ss[0], ss[1], d)
+			}
+			if !d.Same {
+				return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s and %s diverge", ss[0].ID, ss[1].ID), Silent: true}
+			}
+			return nil
+		},
+	}
+	diff.Flags().BoolVar(&diffJSON, "json", false, "print the comparison as one JSON document")
+	cmd.AddCommand(show, diff)
 	return cmd
+}
+
+func printDiff(w io.Writer, a, b *timeline.Session, d timeline.Diff) {
+	step := func(s *timeline.Step) string {
+		if s == nil {
+			return "(no more steps)"
+		}
+		return s.String()
+	}
+	switch {
+	case d.Same:
+		fmt.Fprintf(w, "same: %d steps match\n", d.At)
+	case d.StepA == nil && d.StepB == nil:
+		fmt.Fprintf(w, "same %d steps; the sessions ended differently\n", d.At)
+	default:
+		fmt.Fprintf(w, "diverge at step %d:\n  A %s\n  B %s\n", d.At+1, step(d.StepA), step(d.StepB))
+	}
+	fmt.Fprintf(w, "%-14s %-28s %s\n", "", "A "+a.ID, "B "+b.ID)
+	fmt.Fprintf(w, "%-14s %-28s %s\n", "exit status", d.ExitStatus[0], d.ExitStatus[1])
+	for _, r := range []struct {
+		name string
+		v    [2]int64
+	}{{"turns", d.Turns}, {"input tokens", d.InputTokens}, {"output tokens", d.OutputTokens}, {"charged", d.Charged}, {"duration ms", d.DurationMS}} {
+		fmt.Fprintf(w, "%-14s %-28d %d\n", r.name, r.v[0], r.v[1])
+	}
 }
 
 // tracePath finds the trace a SESSION argument names.
