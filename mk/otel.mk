@@ -7,10 +7,11 @@
 #                        observability.otel_endpoint pointed at its OTLP/HTTP
 #                        receiver and reads the spans back through its query
 #                        API (TestJaeger: names, parentage, attributes).
-#                        Budget: the first build of Jaeger takes minutes on a
-#                        loaded 2-core machine (see bench/RESULTS.md); a
-#                        cached run well under a minute. The go test
-#                        -timeout is 5m.
+#                        Budget: unknown — the first build of all-in-one had
+#                        run over an hour on the loaded 2-core development
+#                        machine without finishing, so the target is not in
+#                        CI_TARGETS until it has run and been timed. The go
+#                        test -timeout is 5m.
 # make bench-otel        per-event overhead with OTel on, a session's wall
 #                        time with the endpoint down, and mur trace show's
 #                        reader on a 100,000-line trace (bench/RESULTS.md)
@@ -55,4 +56,4 @@ bench-otel:
 	$(GO) test -run '^$$' -bench SessionEndpointDown -benchtime 30x -count 3 ./internal/otel/
 	$(GO) test -run '^$$' -bench Read100k -benchtime 3x ./internal/timeline/
 
-# CI_TARGETS += test-otel-jaeger (added once the target has run here)
+# Not in CI_TARGETS yet: see the budget note above.
