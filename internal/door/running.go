@@ -55,7 +55,7 @@ func Register(home string, r Running) (*Registration, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, ".reg-*")
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("register session: %w", err)
 	}
@@ -112,6 +112,10 @@ func ListRunning(home string) ([]Running, error) {
 	var out []Running
 	for _, e := range entries {
 		name := e.Name()
+		if strings.HasPrefix(name, tempPrefix) {
+			removeAbandoned(filepath.Join(dir, name))
+			continue
+		}
 		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -123,6 +127,31 @@ func ListRunning(home string) ([]Running, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out, nil
+}
+
+// tempPrefix names a registration still being written.
+const tempPrefix = ".reg-"
+
+// abandonAfter is how old an unlocked half-written registration must be
+// before it is removed: a live Register locks its file moments after
+// creating it, and a young file may be in that moment.
+const abandonAfter = time.Minute
+
+// removeAbandoned removes a half-written registration left by a mur that
+// died inside Register.
+func removeAbandoned(path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || time.Since(st.ModTime()) < abandonAfter {
+		return
+	}
+	if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) == nil {
+		_ = os.Remove(path)
+	}
 }
 
 // readRegistration opens one file and tells whether its session still

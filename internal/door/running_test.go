@@ -103,3 +103,33 @@ func TestKilledRegistrationIsStale(t *testing.T) {
 		t.Errorf("stale registration not removed: %v", err)
 	}
 }
+
+// A registration half-written by a mur that died inside Register is
+// removed once it is old enough that no live Register can be holding it.
+func TestAbandonedTempRemoved(t *testing.T) {
+	home := t.TempDir()
+	dir := RunDir(home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, tempPrefix+"old")
+	young := filepath.Join(dir, tempPrefix+"young")
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * abandonAfter)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ListRunning(home); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("abandoned %s not removed: %v", old, err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young temp file (maybe a Register in progress) was removed: %v", err)
+	}
+}
