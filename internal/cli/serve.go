@@ -99,7 +99,14 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	url := door.URLOf(ln)
 	o.Stderr = env.Stderr
 	o.CapsuleURL = url
-	s, err := capsule.Open(env.Ctx, o)
+	// The session and its tasks run on a context of their own, ended only
+	// after the door has stopped the queue: SIGTERM cancels env.Ctx first,
+	// and a queued task must be rejected before the running one ends, or
+	// the queue would hand it the turn (spec 004, Tasks queued when the
+	// session ends).
+	runCtx, endRun := context.WithCancel(context.WithoutCancel(env.Ctx))
+	defer endRun()
+	s, err := capsule.Open(runCtx, o)
 	if err != nil {
 		ln.Close()
 		return reportRefusal(env, err)
@@ -142,7 +149,7 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	}
 
 	if launch {
-		go runLaunchTask(env, s, q, tally)
+		go runLaunchTask(runCtx, env, s, q, tally)
 	}
 	select {
 	case <-q.Ended():
@@ -154,6 +161,9 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
 	d.Stop(ctx)
+	if env.Ctx.Err() != nil {
+		endRun()
+	}
 	<-tally.launchDone(launch)
 	_ = d.Close(ctx)
 	final := tally.final()
@@ -163,18 +173,18 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 // runLaunchTask runs --task (or task.md / input.txt) as the queue's first
 // task, with the model's text on stdout, so the door sees the capsule busy
 // while it runs.
-func runLaunchTask(env *Env, s *capsule.Session, q *lifecycle.Queue, tally *outcomes) {
+func runLaunchTask(ctx context.Context, env *Env, s *capsule.Session, q *lifecycle.Queue, tally *outcomes) {
 	defer tally.markLaunchDone()
 	const id = "launch"
 	if q.Launch(id) != lifecycle.Admitted {
 		return
 	}
-	if err := q.Wait(env.Ctx, id); err != nil {
+	if err := q.Wait(ctx, id); err != nil {
 		return
 	}
 	defer q.Done(id)
 	p := &textPrinter{w: env.Stdout}
-	out := s.RunLaunchTask(env.Ctx, p)
+	out := s.RunLaunchTask(ctx, p)
 	p.endLine()
 	tally.add(out)
 }
