@@ -159,7 +159,7 @@ func Explain(h Host, p Policy) Report {
 	}
 	scoped = add("process isolation", pi, pd) && scoped
 
-	nd := fmt.Sprintf("own network namespace; TCP and UDP leave only to allow-listed destinations, %d allow entr%s", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
+	nd := fmt.Sprintf("own network namespace; TCP and UDP leave only to allow-listed destinations, %d allow entr%s; commands also get http_proxy, https_proxy, ALL_PROXY and no_proxy (both cases, beyond the spec's environment rows) naming an HTTP proxy under the same list, for clients that cannot resolve names in the sandbox", len(p.Network.Allow), plural(len(p.Network.Allow), "y", "ies"))
 	if !h.NetNS {
 		nd = h.why("network namespace", "network namespaces unavailable")
 	}

@@ -174,3 +174,12 @@ func TestShellAllowAtExec(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainNamesProxyVariables: the proxy variables are beyond the
+// spec's environment rows (issue #12 item 4), so the report says so.
+func TestExplainNamesProxyVariables(t *testing.T) {
+	r := Explain(fullHost(), Policy{})
+	if !strings.Contains(r.String(), "http_proxy, https_proxy, ALL_PROXY and no_proxy") {
+		t.Fatalf("the network line does not name the proxy variables:\n%s", r)
+	}
+}
