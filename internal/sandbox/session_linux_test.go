@@ -42,8 +42,19 @@ func testPolicy(t *testing.T) Policy {
 	return p
 }
 
+// readableOutside fails the test unless the test process itself reads
+// path: only then is a denial inside the sandbox the sandbox's (a non-root
+// user cannot read /etc/shadow at all, and its denial proves nothing).
+func readableOutside(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.ReadFile(path); err != nil {
+		t.Fatalf("precondition: %s is unreadable outside the sandbox (%v), so a denial inside proves nothing; run as root", path, err)
+	}
+}
+
 func TestSessionRunsShell(t *testing.T) {
 	privileged(t)
+	readableOutside(t, "/etc/shadow")
 	p := testPolicy(t)
 	s, err := NewSession(context.Background(), p)
 	if err != nil {
@@ -295,6 +306,7 @@ func TestUnprivilegedHost(t *testing.T) {
 		t.Skip("no Landlock or seccomp on this host")
 	}
 	h.NetNS, h.MountNS, h.CgroupV2, h.Controllers = false, false, "", map[string]string{}
+	readableOutside(t, "/etc/shadow")
 	p := testPolicy(t)
 	p.ReadOnly = []string{"ro"}
 	s, err := newSession(context.Background(), h, p)
