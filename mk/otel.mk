@@ -47,10 +47,12 @@ test-otel-jaeger: $(JAEGER_BIN)
 		--query.http-server.host-port=127.0.0.1:$(JAEGER_QUERY_PORT) \
 		--query.grpc-server.host-port=127.0.0.1:$$(( $(JAEGER_QUERY_PORT) - 1 )) \
 		>build/jaeger/jaeger.log 2>&1 & pid=$$!; \
-	trap 'kill $$pid 2>/dev/null' EXIT; \
+	status=0; \
 	MUR_TEST_JAEGER_OTLP=http://127.0.0.1:$(JAEGER_OTLP_PORT) \
 	MUR_TEST_JAEGER_QUERY=http://127.0.0.1:$(JAEGER_QUERY_PORT) \
-	$(GO) test -count=1 -timeout 5m -run '^TestJaeger$$' -v ./internal/otel/ || { tail -20 build/jaeger/jaeger.log; exit 1; }
+	$(GO) test -count=1 -timeout 5m -run '^TestJaeger$$' -v ./internal/otel/ || status=$$?; \
+	kill $$pid 2>/dev/null || true; wait $$pid 2>/dev/null || true; \
+	if [ $$status -ne 0 ]; then tail -20 build/jaeger/jaeger.log; exit $$status; fi
 
 bench-otel:
 	$(GO) test -run '^$$' -bench EmitOverhead -benchtime 100000x -count 3 ./internal/otel/
