@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur/mur/internal/capsule"
-	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
 )
 
@@ -87,15 +85,7 @@ func runCapsule(env *Env, o capsule.Options) int {
 	o.Stderr = env.Stderr
 	s, err := capsule.Open(env.Ctx, o)
 	if err != nil {
-		var refused diag.ListError
-		if errors.As(err, &refused) {
-			for _, d := range refused {
-				fmt.Fprintln(env.Stderr, d.String())
-			}
-		} else {
-			fmt.Fprintf(env.Stderr, "mur: %v\n", err)
-		}
-		return capsule.ExitRefused
+		return reportRefusal(env, err)
 	}
 	p := &textPrinter{w: env.Stdout}
 	out := s.RunLaunchTask(env.Ctx, p)
