@@ -76,10 +76,15 @@ type Exporter struct {
 	ended   bool
 	dropped atomic.Int64
 	failed  atomic.Bool
-	warned  atomic.Bool
-	exp     sdktrace.SpanExporter
-	tp      atomic.Pointer[sdktrace.TracerProvider] // made at the first record
-	tracer  trace.Tracer
+	// warnMu orders the one warning with the session's end: no warning is
+	// written once finish has returned (the endpoint probe runs on its own
+	// goroutine and may fail after the session ended).
+	warnMu   sync.Mutex
+	warned   bool
+	silenced bool
+	exp      sdktrace.SpanExporter
+	tp       atomic.Pointer[sdktrace.TracerProvider] // made at the first record
+	tracer   trace.Tracer
 }
 
 // item is one event for the worker, with the span it becomes.
@@ -240,6 +245,9 @@ func (x *Exporter) finish() {
 	} else {
 		x.exp.Shutdown(ctx)
 	}
+	x.warnMu.Lock()
+	x.silenced = true
+	x.warnMu.Unlock()
 }
 
 // provider makes the SDK's tracer provider for the session that e starts:
@@ -285,7 +293,10 @@ func (x *Exporter) Dropped() int64 { return x.dropped.Load() }
 
 func (x *Exporter) drop(n int, why string) {
 	x.dropped.Add(int64(n))
-	if x.warned.CompareAndSwap(false, true) {
+	x.warnMu.Lock()
+	defer x.warnMu.Unlock()
+	if !x.warned && !x.silenced {
+		x.warned = true
 		fmt.Fprintf(x.opts.Warn, "mur: OpenTelemetry: %s; spans are being dropped and counted, trace.jsonl is complete (observability.otel_endpoint %s)\n", why, x.opts.Endpoint)
 	}
 }
