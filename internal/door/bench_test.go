@@ -19,24 +19,7 @@ import (
 // over loopback, the runtime side only: the backend answers at once. It
 // reports the p50 and p90 of the iterations.
 func BenchmarkFirstEvent(b *testing.B) {
-	d, err := New(Config{Name: "bench", Queue: lifecycle.New(lifecycle.Policy{Acceptance: lifecycle.AcceptQueue, AfterTask: lifecycle.AfterSleep, QueueDepth: 1}, false),
-		Backend: instant{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := d.Listen("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	d.Start()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		d.Stop(ctx)
-		_ = d.Close(ctx)
-	}()
-	tr := &http.Transport{MaxIdleConnsPerHost: 4}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
+	d, hc := benchDoor(b)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -74,24 +57,7 @@ func BenchmarkFirstEvent(b *testing.B) {
 // overhead (p50) and how much live heap the tasks after the first 100
 // leave behind.
 func BenchmarkSequentialTasks(b *testing.B) {
-	d, err := New(Config{Name: "bench", Queue: lifecycle.New(lifecycle.Policy{Acceptance: lifecycle.AcceptQueue, AfterTask: lifecycle.AfterSleep, QueueDepth: 1}, false),
-		Backend: instant{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := d.Listen("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	d.Start()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		d.Stop(ctx)
-		_ = d.Close(ctx)
-	}()
-	tr := &http.Transport{MaxIdleConnsPerHost: 4}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
+	d, hc := benchDoor(b)
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -129,4 +95,28 @@ func BenchmarkSequentialTasks(b *testing.B) {
 		grown := int64(heap()) - int64(after100)
 		b.ReportMetric(float64(grown)/float64(1<<20), "heap-growth-MB")
 	}
+}
+
+// benchDoor starts a queue + sleep door whose backend answers at once, and
+// a client that keeps its connections; both end with the benchmark.
+func benchDoor(b *testing.B) (*Door, *http.Client) {
+	b.Helper()
+	d, err := New(Config{Name: "bench", Queue: lifecycle.New(lifecycle.Policy{Acceptance: lifecycle.AcceptQueue, AfterTask: lifecycle.AfterSleep, QueueDepth: 1}, false),
+		Backend: instant{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Listen("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	d.Start()
+	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	b.Cleanup(func() {
+		tr.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d.Stop(ctx)
+		_ = d.Close(ctx)
+	})
+	return d, &http.Client{Transport: tr}
 }
