@@ -157,12 +157,12 @@ func resolve(p, cwd string) (path string, placed bool) {
 		}
 		p = cwd + "/" + p // not Join: Clean would undo a ".." after a symlink
 	}
-	todo := strings.Split(filepath.ToSlash(p), "/")
+	pending := strings.Split(filepath.ToSlash(p), "/")
 	cur := "/"
 	hops := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
 		switch c {
 		case "", ".":
 			continue
@@ -171,21 +171,21 @@ func resolve(p, cwd string) (path string, placed bool) {
 			continue
 		}
 		if cur == "/proc" && (c == "self" || c == "thread-self" || isDigits(c)) {
-			for len(todo) >= 2 && todo[0] == "task" {
-				todo = todo[2:] // /proc/<pid>/task/<tid>/ is the same process's view
+			for len(pending) >= 2 && pending[0] == "task" {
+				pending = pending[2:] // /proc/<pid>/task/<tid>/ is the same process's view
 			}
-			if len(todo) == 0 {
+			if len(pending) == 0 {
 				return "", false
 			}
-			switch todo[0] {
+			switch pending[0] {
 			case "cwd":
 				if cwd == "" {
 					return "", false
 				}
-				todo = append(strings.Split(cwd, "/"), todo[1:]...)
+				pending = append(strings.Split(cwd, "/"), pending[1:]...)
 				cur = "/"
 			case "root":
-				todo = todo[1:]
+				pending = pending[1:]
 				cur = "/"
 			default:
 				return "", false
@@ -196,18 +196,18 @@ func resolve(p, cwd string) (path string, placed bool) {
 		fi, err := os.Lstat(next)
 		if err != nil {
 			// Missing (or unreadable): the rest cannot be followed.
-			return filepath.Join(append([]string{next}, todo...)...), true
+			return filepath.Join(append([]string{next}, pending...)...), true
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
 			target, err := os.Readlink(next)
 			if hops++; err != nil || hops > maxHops {
 				// A link loop ends here, as the kernel's ELOOP does.
-				return filepath.Join(append([]string{next}, todo...)...), true
+				return filepath.Join(append([]string{next}, pending...)...), true
 			}
 			if filepath.IsAbs(target) {
 				cur = "/"
 			}
-			todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+			pending = append(strings.Split(filepath.ToSlash(target), "/"), pending...)
 			continue
 		}
 		cur = next
