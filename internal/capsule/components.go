@@ -80,6 +80,10 @@ func prepare(lazies []*lazyComponent) {
 	for _, l := range lazies {
 		l.compiled = make(chan compileResult, 1)
 	}
+	// Read the hook here, not on the goroutine: a caller's Close waits for
+	// the compilations, not for this collection, so the goroutine can
+	// outlive its caller.
+	release := releaseMemory
 	go func() {
 		compiled := false
 		for _, l := range lazies {
@@ -99,7 +103,7 @@ func prepare(lazies []*lazyComponent) {
 		// walks every stack's frame tables, pages of the binary an idle
 		// capsule that never collects again keeps mapped for nothing.
 		if compiled {
-			releaseMemory()
+			release()
 		}
 	}()
 }
