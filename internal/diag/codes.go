@@ -107,6 +107,21 @@ const (
 	// ManInvalid: a field is invalid, missing, misplaced or refused by a rule
 	// the manifest alone decides.
 	ManInvalid Code = "E-MAN-003"
+	// MCPToken: a request to an MCP tool server (the loopback server of a
+	// process-transport session, mur mcp --http) carries no bearer token or
+	// not the session's. mur's own, as are the E-MCP codes below.
+	MCPToken Code = "E-MCP-001"
+	// MCPMalformed: a message to an MCP tool server is not JSON, or not a
+	// JSON-RPC 2.0 message.
+	MCPMalformed Code = "E-MCP-002"
+	// MCPTooLarge: a message to an MCP tool server is larger than the
+	// server's message limit (tool arguments included).
+	MCPTooLarge Code = "E-MCP-003"
+	// MCPUnknownTool: tools/call names a tool the capsule does not serve.
+	MCPUnknownTool Code = "E-MCP-004"
+	// MCPArguments: tools/call's arguments are not a JSON object, or miss a
+	// field the tool's input_schema requires; the tool does not run.
+	MCPArguments Code = "E-MCP-005"
 	// IONotFound: a local source path or its skill.md does not exist.
 	IONotFound Code = "E-IO-001"
 	// IOMissingFile: a requires_files entry is missing from the source dir.
