@@ -158,6 +158,8 @@ func enumCases(t reflect.Type) []string {
 		return []string{string(StatusPassed), string(StatusFailed), string(StatusError)}
 	case reflect.TypeFor[RuntimeType]():
 		return []string{string(RuntimeWasm), string(RuntimeNative)}
+	case reflect.TypeFor[InterruptMode]():
+		return []string{string(InterruptStdinMessage), string(InterruptSignalInt), string(InterruptUnsupported)}
 	}
 	return nil
 }
