@@ -163,6 +163,14 @@ func (i *Instance) export(iface, fn string) (*cm.Func, error) {
 	return nil, fmt.Errorf("%w: component %q does not export %s#%s: %s", ErrVersion, i.Name, iface, fn, hint)
 }
 
+// Func resolves fn of the exported interface iface, at exactly that
+// version, for a world this package does not type (internal/act hosts
+// ACT components with it).
+func (i *Instance) Func(iface, fn string) (*cm.Func, error) { return i.export(iface, fn) }
+
+// Exports lists the component's top-level exports.
+func (i *Instance) Exports() []cm.Import { return i.comp.Exports() }
+
 // Tool is the tool/driver world's murmur:tool/run@0.1.0 export.
 type Tool struct {
 	inst *Instance
