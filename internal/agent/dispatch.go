@@ -27,24 +27,40 @@ func (l *Loop) dispatch(ctx context.Context, t *task, calls []ToolCall) (Outcome
 
 // call runs one tool call and returns what the model reads back.
 func (l *Loop) call(ctx context.Context, t *task, c ToolCall) (string, bool) {
+	res := l.run(ctx, t, c, nil)
+	return resultText(res), res.Status != StatusPassed
+}
+
+// run is the one dispatch path: lookup, the input pre-check, the call and
+// its tool_call record, for the model's calls and a guest's invoke alike.
+// A call a tool makes through murmur:tool-registry/invoke has its caller
+// chain (outermost first) and is recorded with the tool that made it.
+func (l *Loop) run(ctx context.Context, t *task, c ToolCall, chain []string) Result {
 	line := map[string]any{"task_id": t.id, "turn": t.out.Turns, "tool": c.Name, "call_id": c.ID}
+	if len(chain) > 0 {
+		line["caller"] = chain[len(chain)-1]
+	}
 	tool, ok := l.Tools.lookup(c.Name)
 	if !ok {
 		text := fmt.Sprintf("%s: no such tool. This call did not run. The tools you can call are the ones in your tool list.", c.Name)
 		line["status"], line["error"], line["duration_ms"] = string(StatusError), "unknown tool", int64(0)
 		l.emit("tool_call", line)
-		return text, true
+		return Result{Status: StatusError, Summary: text}
 	}
 	def := tool.Def()
 	if missing := MissingRequired(def.InputSchema, c.Input); len(missing) > 0 {
 		text := RefusalText(c.Name, requiredOf(def.InputSchema), missing)
-		l.emit("tool_input_refused", map[string]any{"task_id": t.id, "turn": t.out.Turns, "tool": c.Name, "call_id": c.ID, "missing": missing})
+		refused := map[string]any{"task_id": t.id, "turn": t.out.Turns, "tool": c.Name, "call_id": c.ID, "missing": missing}
+		if len(chain) > 0 {
+			refused["caller"] = chain[len(chain)-1]
+		}
+		l.emit("tool_input_refused", refused)
 		line["status"], line["error"], line["duration_ms"] = string(StatusError), "missing required input", int64(0)
 		l.emit("tool_call", line)
-		return text, true
+		return Result{Status: StatusError, Summary: text}
 	}
 	start := l.now()
-	res, err := tool.Call(ctx, c.Input)
+	res, err := tool.Call(withDispatch(ctx, l, t, c, chain), c.Input)
 	line["duration_ms"] = l.now().Sub(start).Milliseconds()
 	if err != nil {
 		res = Result{Status: StatusError, Summary: err.Error()}
@@ -65,9 +81,8 @@ func (l *Loop) call(ctx context.Context, t *task, c ToolCall) (string, bool) {
 	if res.Truncated {
 		line["truncated"] = true
 	}
-	text := resultText(res)
 	if l.Recorder.Content() {
-		out := text
+		out := resultText(res)
 		if len(out) > maxToolOutputInLine {
 			sha, _ := l.Recorder.Hash([]byte(out))
 			line["output_sha"] = sha
@@ -79,7 +94,7 @@ func (l *Loop) call(ctx context.Context, t *task, c ToolCall) (string, bool) {
 		line["error"] = err.Error()
 	}
 	l.emit("tool_call", line)
-	return text, res.Status != StatusPassed
+	return res
 }
 
 // resultText is what the model reads back from a tool result.

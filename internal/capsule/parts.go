@@ -132,7 +132,7 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 			}
 			g := grantFor(l.c, l.scope, e.Name, l.gws[e.Name], false, osGetenv)
 			lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host {
-				return &component.Host{Input: &l.input, Messages: peerSender(l.c), Shell: l.shellExecutor()}
+				return &component.Host{Input: &l.input, Messages: peerSender(l.c), Shell: l.shellExecutor(), Tools: toolInvoker{}}
 			}}
 			l.lazies = append(l.lazies, lc)
 			out = append(out, wasmtool.Tool{D: def, R: lc})

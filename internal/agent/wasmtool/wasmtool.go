@@ -74,3 +74,22 @@ func Result(r component.ToolResult) agent.Result {
 	}
 	return out
 }
+
+// ToolResult converts the loop's Result to a component tool-result (what
+// murmur:tool-registry/invoke hands the calling guest).
+func ToolResult(r agent.Result) component.ToolResult {
+	out := component.ToolResult{Status: component.Status(r.Status), Truncated: r.Truncated, Metadata: []component.Pair{}}
+	if r.Summary != "" {
+		out.Summary = &r.Summary
+	}
+	if r.Data != "" {
+		out.Data = &r.Data
+	}
+	if r.DataPath != "" {
+		out.DataPath = &r.DataPath
+	}
+	for _, p := range r.Metadata {
+		out.Metadata = append(out.Metadata, component.Pair{p[0], p[1]})
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package capsule_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// publishWAT compiles testdata/<file> (with each old→new of subst
+// replaced first) into a tool artifact named murmur/<name> and publishes
+// it to the global store.
+func publishWAT(t *testing.T, root, file, name string, subst ...string) {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := cm.Wat2Wasm(strings.NewReplacer(subst...).Replace(string(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "src", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".wasm"), wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own := "name: " + name + "\nversion: \"0.1.0\"\ndescription: Test tool " + name + ".\nruntime: tool\nrequires_files: [" + name + ".wasm]\n"
+	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zip := filepath.Join(root, name+".mur.zip")
+	mur(t, root, "build", dir, "-o", zip)
+	mur(t, root, "publish", zip, "--scope", "murmur")
+}
+
+// publishRelay publishes testdata/relay.wat as murmur/<name>, a tool that
+// invokes callee through murmur:tool-registry/invoke.
+func publishRelay(t *testing.T, root, name, callee string) {
+	t.Helper()
+	publishWAT(t, root, "relay.wat", name, "%CALLEE%", callee, "%LEN%", strconv.Itoa(len(callee)))
+}
+
+// runCapsule writes manifest (with %ENDPOINT% set to a provider that asks
+// for one call of tool and then answers), installs and runs it with HOME
+// at home, and returns what the model read back from the tool and the
+// trace.
+func runCapsule(t *testing.T, root, home, manifest, tool string) (string, []map[string]any) {
+	t.Helper()
+	prov := providertest.Start(t,
+		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: tool, Input: `{}`}}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Text: "Done.", InputTokens: 20, OutputTokens: 3},
+	)
+	capDir := filepath.Join(root, "cap")
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := strings.ReplaceAll(manifest, "%ENDPOINT%", prov.URL)
+	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mur(t, capDir, "install")
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "run it"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	reqs := prov.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("provider saw %d requests, want 2", len(reqs))
+	}
+	return string(reqs[1].Raw), trace(t, home)
+}
+
+// importsHome is a fresh HOME with the driver published.
+func importsHome(t *testing.T) (root, home string) {
+	t.Helper()
+	root = t.TempDir()
+	home = filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	return root, home
+}
+
+const invokeManifest = `name: relay
+version: "0.1.0"
+artifacts:
+  - name: murmur/driver-openai
+    version: "0.1.0"
+    runtime: driver
+    gateway:
+      endpoint: %ENDPOINT%/v1
+      keyless: true
+  - name: murmur/relay
+    version: "0.1.0"
+  - name: murmur/shx
+    version: "0.1.0"
+capabilities:
+  shell:
+    allow: [echo]
+inference:
+  model: gpt-4o-mini
+  driver:
+    artifact: murmur/driver-openai
+  max_turns: 3
+`
+
+// toolCalls returns the trace's tool_call records.
+func toolCalls(lines []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, l := range lines {
+		if l["event"] == "tool_call" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestToolRegistryInvoke: a tool component's murmur:tool-registry/invoke
+// runs another tool of the capsule through the task's dispatch path — the
+// callee (a tool that runs echo through murmur:shell/execute) works under
+// its own grants, its output reaches the caller and through it the model,
+// and its tool_call record names the caller. A call back into a tool on
+// the chain is refused as the import's err with nothing run; an unknown
+// name is the same error result the model would get.
+func TestToolRegistryInvoke(t *testing.T) {
+	t.Run("callee runs", func(t *testing.T) {
+		root, home := importsHome(t)
+		publishRelay(t, root, "relay", "shx")
+		publishShellExec(t, root)
+		got, lines := runCapsule(t, root, home, invokeManifest, "relay")
+		if !strings.Contains(got, "from-wasm") {
+			t.Fatalf("the callee's output did not reach the model through the caller: %s", got)
+		}
+		calls := toolCalls(lines)
+		if len(calls) != 2 {
+			t.Fatalf("%d tool_call records, want the callee's and the caller's: %v", len(calls), calls)
+		}
+		inner, outer := calls[0], calls[1]
+		if inner["tool"] != "shx" || inner["caller"] != "relay" || inner["status"] != "passed" || inner["call_id"] != "c1.1" {
+			t.Errorf("callee record = %v", inner)
+		}
+		if outer["tool"] != "relay" || outer["caller"] != nil || outer["status"] != "passed" {
+			t.Errorf("caller record = %v", outer)
+		}
+		shells := 0
+		for _, l := range lines {
+			if l["event"] == "shell" {
+				shells++
+			}
+		}
+		if shells != 1 {
+			t.Errorf("%d shell records, want the callee's one", shells)
+		}
+	})
+	t.Run("cycle refused", func(t *testing.T) {
+		root, home := importsHome(t)
+		publishRelay(t, root, "relay", "relay")
+		publishShellExec(t, root)
+		got, lines := runCapsule(t, root, home, invokeManifest, "relay")
+		if !strings.Contains(got, "already on the call chain") {
+			t.Fatalf("the model did not read the refusal: %s", got)
+		}
+		if calls := toolCalls(lines); len(calls) != 1 || calls[0]["status"] != "error" {
+			t.Errorf("tool_call records = %v, want the caller's alone, status error", calls)
+		}
+	})
+	t.Run("unknown tool", func(t *testing.T) {
+		root, home := importsHome(t)
+		publishRelay(t, root, "relay", "nosuch")
+		publishShellExec(t, root)
+		got, lines := runCapsule(t, root, home, invokeManifest, "relay")
+		if !strings.Contains(got, "nosuch: no such tool") {
+			t.Fatalf("the model did not read the callee's error: %s", got)
+		}
+		calls := toolCalls(lines)
+		if len(calls) != 2 || calls[0]["tool"] != "nosuch" || calls[0]["caller"] != "relay" || calls[0]["status"] != "error" {
+			t.Errorf("tool_call records = %v", calls)
+		}
+	})
+}
