@@ -1,0 +1,31 @@
+package capsule
+
+import (
+	"context"
+
+	"github.com/murmur/mur/internal/agent"
+)
+
+// ToolDefs is the session's tool list, as the model is offered it.
+func (s *Session) ToolDefs() []agent.ToolDef {
+	if s.plan.Tools == nil {
+		return nil
+	}
+	return s.plan.Tools.Defs()
+}
+
+// CallTool runs one call an MCP client makes (the loopback tool server,
+// mur mcp) through the loop's one dispatch path: the same input check,
+// grants, sandbox, limits and tool_call record as the model's own calls.
+// It returns
+// what a model would read back and whether the call failed. Calls must
+// not overlap each other (internal/mcp runs them one at a time), and the
+// tool server must stop calling before Close.
+func (s *Session) CallTool(ctx context.Context, c agent.ToolCall) (text string, isError bool) {
+	if s.isClosed() {
+		return ErrClosed.Error(), true
+	}
+	ctx, stop := mergeCancel(ctx, s.ctx)
+	defer stop()
+	return s.loop.CallTool(ctx, agent.ToolCaller{}, c)
+}
