@@ -422,6 +422,8 @@ type Summary struct {
 	Messages  int       `json:"messages"`
 	Dropped   int64     `json:"dropped,omitempty"`
 	LastWrite time.Time `json:"last_write"`
+	// Error says why a record that is there cannot be read.
+	Error string `json:"error,omitempty"`
 }
 
 // List summarises every record of the store, newest write first.
@@ -444,10 +446,10 @@ func (s Store) List() ([]Summary, error) {
 			continue
 		}
 		rec, err := ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
 		sum := Summary{ContextID: e.Name(), Dir: filepath.Dir(path), Messages: len(rec.Entries), LastWrite: fi.ModTime().UTC()}
+		if err != nil {
+			sum.Error = err.Error()
+		}
 		if rec.Header != nil {
 			sum.ContextID, sum.Owner, sum.Dropped = rec.Header.ContextID, rec.Header.Capsule, rec.Header.Dropped
 		} else if len(rec.Entries) > 0 && rec.Entries[0].ContextID != "" {
