@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -400,7 +401,7 @@ func (t hookedTool) Call(ctx context.Context, input json.RawMessage) (agent.Resu
 		}
 	}
 	start := time.Now()
-	res, err := t.Tool.Call(ctx, input)
+	res, err := t.Tool.Call(context.WithValue(ctx, hooksKey{}, h), input)
 	h.mu.Lock()
 	h.toolCalls++
 	h.mu.Unlock()
@@ -462,4 +463,35 @@ func i64(v any) int64 {
 		return int64(n)
 	}
 	return 0
+}
+
+// hooksKey carries a tool call's hooks to what the tool does through host
+// imports (murmur:shell/execute), so its commands meet the same gates.
+type hooksKey struct{}
+
+func hooksFrom(ctx context.Context) *sessionHooks {
+	h, _ := ctx.Value(hooksKey{}).(*sessionHooks)
+	return h
+}
+
+// gateShell asks the on-shell policy hooks about a command a component
+// runs through murmur:shell/execute; a denial is the import's err.
+func (h *sessionHooks) gateShell(ctx context.Context, binary string, args []string) error {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	turn := h.turn
+	taskID := ""
+	if h.task != nil {
+		taskID = h.task.TaskID
+	}
+	h.mu.Unlock()
+	cmd := strings.Join(args, " ")
+	d := h.set.Gate(ctx, component.OnShell, component.ShellEvent{Turn: turn, Binary: resolveBinary(binary), Command: cmd},
+		map[string]any{"task_id": taskID, "turn": turn, "binary": binary})
+	if d != nil {
+		return fmt.Errorf("shell/execute: %s denied by the policy hook %s: %s; nothing ran", binary, d.Hook, d.Reason)
+	}
+	return nil
 }

@@ -34,6 +34,11 @@ func (x shellExec) Run(ctx context.Context, binary string, args []string, env []
 	if x.l.shell == nil {
 		return component.ShellResult{}, errors.New("the session's shell layer did not start")
 	}
+	// The on-shell policy hooks gate a component's command as they gate
+	// the model's: a denied command does not run.
+	if err := hooksFrom(ctx).gateShell(ctx, binary, args); err != nil {
+		return component.ShellResult{}, err
+	}
 	kv := make([][2]string, len(env))
 	for i, p := range env {
 		kv[i] = p
