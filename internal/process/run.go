@@ -78,6 +78,7 @@ type Transport struct {
 	Idle, Grace time.Duration
 
 	latched *spend.Refusal
+	closer  interface{ Close() error }
 }
 
 func (t *Transport) emit(typ string, f map[string]any) {
