@@ -153,7 +153,7 @@ func Bind(inst *component.Instance) (*Provider, error) {
 	switch {
 	case has[IfaceToolsSync]:
 	case has[IfaceToolsAsync]:
-		return nil, fmt.Errorf("%w: component %q exports %s; this build calls only the sync mirror %s (compose the component with the ACT sync shim, or build it with sdk/go/act): see docs/act.md", ErrAsync, inst.Name, IfaceToolsAsync, IfaceToolsSync)
+		return nil, fmt.Errorf("%w: component %q exports %s; this build calls only the sync mirror %s: see docs/act.md", ErrAsync, inst.Name, IfaceToolsAsync, IfaceToolsSync)
 	default:
 		return nil, fmt.Errorf("%w: component %q exports neither %s nor %s", ErrNotACT, inst.Name, IfaceToolsSync, IfaceToolsAsync)
 	}
@@ -421,4 +421,14 @@ func str(rec cm.Val, field string) (string, error) {
 		return "", fmt.Errorf("field %q is missing or not a string", field)
 	}
 	return f.Str(), nil
+}
+
+// CompileError explains a compile failure of an ACT component: one built
+// against the canonical async WIT fails because the engine cannot enable
+// the component-model async feature, and says so with ErrAsync.
+func CompileError(name string, err error) error {
+	if err != nil && strings.Contains(err.Error(), "requires the component model async feature") {
+		return fmt.Errorf("%w: component %q uses async functions or stream<>, which the wasmtime C API this build links cannot run; build it against the sync mirror %s instead: see docs/act.md: %w", ErrAsync, name, IfaceToolsSync, err)
+	}
+	return err
 }
