@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,11 +27,14 @@ import (
 //	a2a ADDR cancel ID             CancelTask ID; print "state STATE"
 //	a2a ADDR reply ID TEXT         SendMessage TEXT on task ID (the follow-up to a task
 //	                               waiting for input); print "state STATE" and "answer TEXT"
+//	dooraddr NAME FILE             wait up to 30s for mur run's "door http://ADDR" line in
+//	                               FILE (its stderr) and set $NAME to ADDR
 //
 // runhome also publishes examples/ask-go, a tool that calls request-input.
 func init() {
 	scriptCmds["freeport"] = cmdFreePort
 	scriptCmds["a2a"] = cmdA2A
+	scriptCmds["dooraddr"] = cmdDoorAddr
 	runComponents = append(runComponents, struct{ dir, name string }{"../../examples/ask-go", "ask-go"})
 }
 
@@ -42,6 +47,27 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ts.Check(ln.Close())
 	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// doorLine is the line mur run prints once its door answers.
+var doorLine = regexp.MustCompile(`(?m)^mur: ses_[0-9a-z]+: door http://(\S+)$`)
+
+func cmdDoorAddr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: dooraddr NAME FILE")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(ts.MkAbs(args[1]))
+		if m := doorLine.FindSubmatch(data); m != nil {
+			ts.Setenv(args[0], string(m[1]))
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("dooraddr: no door line in %s after 30s; it holds:\n%s", args[1], data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func cmdA2A(ts *testscript.TestScript, neg bool, args []string) {

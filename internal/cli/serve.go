@@ -37,10 +37,11 @@ type doorPlan struct {
 	addr    string
 }
 
-// planDoor decides whether this launch serves the door: a lifecycle that
-// keeps the session (queue + sleep), a network: block, or any of --bind,
-// --lifecycle-task-acceptance, --lifecycle-after-task. A manifest that
-// does not load returns nil: the session's own Open reports it.
+// planDoor reads what the manifest and the flags say about the door. Every
+// launch serves one (spec 004: the bound port is the one mur run prints and
+// MURMUR_CAPSULE_URL carries; single runs "the launch's own task, or else
+// the first A2A task"). A manifest that does not load returns nil: the
+// session's own Open reports it.
 func planDoor(path string, f serveFlags) (*doorPlan, error) {
 	parsed, ds := manifest.LoadCapsule(path)
 	if parsed == nil || ds.HasErrors() {
@@ -60,9 +61,6 @@ func planDoor(path string, f serveFlags) (*doorPlan, error) {
 	p, err := lifecycle.Resolve(&l, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("--lifecycle-task-acceptance/--lifecycle-after-task: %w", err)
-	}
-	if !p.Sleeps() && c.Network == nil && f.bind == "" && f.taskAcceptance == "" && f.afterTask == "" {
-		return nil, nil
 	}
 	dp := &doorPlan{capsule: c, policy: p, addr: f.bind}
 	if dp.addr == "" {
@@ -151,12 +149,31 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	if launch {
 		go runLaunchTask(runCtx, env, s, q, tally)
 	}
+	var deadline <-chan time.Time
+	if o.Deadline > 0 {
+		t := time.NewTimer(o.Deadline)
+		defer t.Stop()
+		deadline = t.C
+	}
+	idle := false
 	select {
 	case <-q.Ended():
+		idle = !launch && q.Taken() == 0
 	case <-stopped:
 	case <-env.Ctx.Done():
 		// SIGTERM: the tasks in flight end canceled and count as such;
 		// an idle session's outcome stays what its tasks made it.
+	case <-deadline:
+		// --deadline: the task in flight ends through its own deadline,
+		// with its deadline status; the queued ones are never started.
+		q.Stop()
+		select {
+		case <-q.Ended():
+		case <-env.Ctx.Done():
+		}
+	}
+	if idle {
+		noTaskNote(env, s, dp.policy)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
@@ -168,6 +185,16 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 	_ = d.Close(ctx)
 	final := tally.final()
 	return closeSession(env, s, final)
+}
+
+// noTaskNote says why a launch that took no task ended: none takes no
+// task from the door, and every other lifecycle waited its idle timeout.
+func noTaskNote(env *Env, s *capsule.Session, p lifecycle.Policy) {
+	why := "no task arrived at the door within " + p.IdleTimeout.String()
+	if p.Acceptance == lifecycle.AcceptNone {
+		why = "no task (lifecycle.task_acceptance: none takes none from the door)"
+	}
+	fmt.Fprintf(env.Stderr, "mur: %s: %s: give one with --task, or put task.md or input.txt in the work folder %s\n", s.ID(), why, s.Dirs().Workdir)
 }
 
 // runLaunchTask runs --task (or task.md / input.txt) as the queue's first
