@@ -35,6 +35,8 @@ type grant struct {
 	env     [][2]string
 	gateway *gateway.Gateway
 	limits  cm.Limits
+	// state is the entry's capabilities.state.store, "" without a store.
+	state string
 }
 
 // lazyComponent instantiates a component on its first call, once the
@@ -59,6 +61,12 @@ type lazyComponent struct {
 	// compiled, when prepare ran, delivers the compilation started then,
 	// or a zero result when loading was left to the first call.
 	compiled chan compileResult
+	// instanceOnly: the component is not of the tool world (an ACT
+	// component); its instance is made without resolving murmur:tool/run.
+	instanceOnly bool
+	// beforeClose runs before the instance is dropped (an ACT component
+	// closes its session there).
+	beforeClose func()
 }
 
 // errClosed answers a call made after the launch closed its components.
@@ -152,6 +160,7 @@ func componentID(r *store.Resolved, file string) *[32]byte {
 type sessionDirs struct {
 	mu       sync.Mutex
 	workdir  string
+	records  string
 	readOnly []string
 }
 
@@ -209,9 +218,19 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 		}
 		pol.Network = a
 	}
+	if l.g.state != "" {
+		// The store is a second preopen, "state", beside the scope at ".".
+		if pol.StateDir, err = stateDir(l.g.state); err != nil {
+			return nil, fmt.Errorf("artifact %q: capabilities.state: %w", l.g.name, err)
+		}
+	}
 	inst, err := l.rt.Instantiate(ctx, c, component.Options{Name: l.g.name, Policy: pol, Limits: l.g.limits})
 	if err != nil {
 		return nil, err
+	}
+	if l.instanceOnly {
+		l.inst = inst
+		return nil, nil
 	}
 	t, err := inst.Tool()
 	if err != nil {
@@ -225,6 +244,9 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 // Close drops the instance, if one was made, and waits for a compilation
 // prepare started: the engine must outlive it.
 func (l *lazyComponent) Close() {
+	if l.beforeClose != nil {
+		l.beforeClose()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.compiled != nil && !l.ready {
@@ -284,6 +306,7 @@ func grantFor(c *manifest.Capsule, scope manifest.Scope, name string, gw *gatewa
 		if v.Scope != "" {
 			g.scope = v.Scope
 		}
+		g.state = v.StateStore
 	}
 	if fs := c.Capabilities; fs != nil && fs.Filesystem != nil && fs.Filesystem.Scope != nil && g.scope == "." {
 		g.scope = *fs.Filesystem.Scope

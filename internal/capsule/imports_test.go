@@ -51,13 +51,19 @@ func publishRelay(t *testing.T, root, name, callee string) {
 }
 
 // runCapsule writes manifest (with %ENDPOINT% set to a provider that asks
-// for one call of tool and then answers), installs and runs it with HOME
-// at home, and returns what the model read back from the tool and the
-// trace.
+// for one call of tool with input {} and then answers), installs and runs
+// it with HOME at home, and returns what the model read back from the tool
+// and the trace.
 func runCapsule(t *testing.T, root, home, manifest, tool string) (string, []map[string]any) {
 	t.Helper()
+	return runCall(t, root, home, manifest, tool, `{}`)
+}
+
+// runCall is runCapsule with the call's input.
+func runCall(t *testing.T, root, home, manifest, tool, input string) (string, []map[string]any) {
+	t.Helper()
 	prov := providertest.Start(t,
-		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: tool, Input: `{}`}}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: tool, Input: input}}, InputTokens: 10, OutputTokens: 5},
 		providertest.Step{Text: "Done.", InputTokens: 20, OutputTokens: 3},
 	)
 	capDir := filepath.Join(root, "cap")

@@ -193,6 +193,17 @@ func (l *launcher) nativeTool(e manifest.ArtifactRef, r *store.Resolved, own *ma
 		}
 		nt.Config = b
 	}
+	if store := l.stateStore(e.Name); store != "" {
+		dir, err := stateDir(store)
+		if err != nil {
+			return nil, fmt.Errorf("artifact %q capabilities.state: %w", e.Name, err)
+		}
+		// The sandbox binds and grants the store, so it must exist first.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("artifact %q capabilities.state: %w", e.Name, err)
+		}
+		nt.StateDir = dir
+	}
 	def.Kind = agent.KindNative
 	lt := &lateShellTool{def: def, ready: make(chan struct{})}
 	l.natives = append(l.natives, nativeTool{tool: nt, late: lt})

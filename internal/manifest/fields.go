@@ -124,7 +124,7 @@ var Fields = concat(
 		rc("artifacts[].capabilities.filesystem.records", diag.RunNotHonoured, hookOnly),
 		rc("artifacts[].capabilities.task_io.read", diag.RunNotHonoured, hookOnly),
 		rc("artifacts[].capabilities.conversation.read", diag.RunNotHonoured, hookOnly),
-		r("artifacts[].capabilities.state.store", "the durable state store is not mounted by this build of mur"),
+		h("artifacts[].capabilities.state.store", "~/.murmur/state/<store>/: state/ beside a WASM tool's or driver's scope, MURMUR_STATE_DIR for a native tool"),
 	},
 	each("artifacts[].capabilities.", func(p, why string) Field { return w(p, diag.SecArtifactInert, why) }, inertArt,
 		"limits.deadline_seconds", "limits.instances", "limits.memory_bytes", "limits.table_elements",

@@ -131,6 +131,9 @@ type Policy struct {
 	// ExecPaths are files or trees that allowlisted binaries need to run
 	// (the binary itself, its libraries), granted read and execute.
 	ExecPaths []string
+	// StateDirs are durable stores (capabilities.state of a native tool)
+	// granted read and write, never execute, beside the workdir.
+	StateDirs []string
 	// InterpreterRuntime are interpreter_runtime directories.
 	InterpreterRuntime []RuntimeDir
 	// StagedRuntime are staged_runtime trees (sealed only).
@@ -160,6 +163,11 @@ func (p *Policy) Validate() error {
 	for _, e := range p.ExecPaths {
 		if !strings.HasPrefix(e, "/") {
 			bad = append(bad, fmt.Sprintf("exec path %q is not absolute", e))
+		}
+	}
+	for _, d := range p.StateDirs {
+		if !strings.HasPrefix(d, "/") {
+			bad = append(bad, fmt.Sprintf("state directory %q is not absolute", d))
 		}
 	}
 	for _, d := range p.InterpreterRuntime {

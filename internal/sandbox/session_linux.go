@@ -243,6 +243,12 @@ func (s *Session) plan(name string) error {
 			m.Binds = append(m.Binds, bind{Src: d, NoExec: !p.WorkdirExec})
 		}
 	}
+	for _, d := range p.StateDirs {
+		rules = append(rules, landlockRule{Path: d, Kind: grantRW})
+		if sealed || s.host.MountNS {
+			m.Binds = append(m.Binds, bind{Src: d, NoExec: true})
+		}
+	}
 	s.tmpMapped = s.host.MountNS && !underTmp(p)
 	if s.tmpMapped {
 		m.Binds = append(m.Binds, bind{Src: p.Tmp, Dst: "/tmp", NoExec: !p.WorkdirExec})
@@ -285,7 +291,7 @@ func (s *Session) TmpMapped() bool { return s.tmpMapped }
 
 // underTmp says whether any path the policy grants lies under /tmp.
 func underTmp(p Policy) bool {
-	paths := append([]string{p.Workdir, p.Home, p.Tmp}, p.ExecPaths...)
+	paths := append(append([]string{p.Workdir, p.Home, p.Tmp}, p.ExecPaths...), p.StateDirs...)
 	for _, d := range p.InterpreterRuntime {
 		paths = append(paths, d.Path)
 	}
