@@ -76,7 +76,11 @@ type Tool struct {
 	Status      string `json:"status"`
 	DurationMS  int64  `json:"duration_ms"`
 	StateEffect string `json:"state_effect,omitempty"`
+	ResourceID  string `json:"resource_id,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// end is when the call's record was written, as it returned; the HTML
+	// view places the call by it.
+	end time.Time
 }
 
 // Note is a record shown as one line: its type, time and a short text.
@@ -142,6 +146,7 @@ type rec struct {
 	CallID       string    `json:"call_id"`
 	Status       string    `json:"status"`
 	StateEffect  string    `json:"state_effect"`
+	ResourceID   string    `json:"resource_id"`
 	Error        string    `json:"error"`
 	StopReason   string    `json:"stop_reason"`
 	Code         string    `json:"code"`
@@ -206,7 +211,7 @@ func (s *Session) add(l *rec, line []byte, tasks map[string]*Task) {
 			return
 		}
 		c := Tool{Name: l.Tool, CallID: l.CallID, Status: l.Status,
-			DurationMS: l.DurationMS, StateEffect: l.StateEffect, Error: l.Error}
+			DurationMS: l.DurationMS, StateEffect: l.StateEffect, ResourceID: l.ResourceID, Error: l.Error, end: l.TS}
 		if k := len(t.Turns); k > 0 && t.Turns[k-1].N == l.Turn {
 			t.Turns[k-1].Tools = append(t.Turns[k-1].Tools, c)
 		} else {
