@@ -55,9 +55,6 @@ type launcher struct {
 	// input serves murmur:task/task request-input for the door task in
 	// progress.
 	input taskInput
-	// completions stamps task_end with the background commands still
-	// running and hands their exits to the door's bg lane.
-	completions completions
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
@@ -138,12 +135,6 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 				return &component.Host{Input: &l.input, Messages: peerSender(l.c), Shell: l.shellExecutor(), Tools: toolInvoker{}}
 			}}
 			l.lazies = append(l.lazies, lc)
-			if acts, ok, err := l.actTools(e, lc); err != nil {
-				return nil, err
-			} else if ok {
-				out = append(out, acts...)
-				continue
-			}
 			out = append(out, wasmtool.Tool{D: def, R: lc})
 		}
 	}
@@ -186,7 +177,6 @@ func firstParagraph(desc, body string) string {
 func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, stderr io.Writer) {
 	l.dirs.mu.Lock()
 	l.dirs.workdir = d.Workdir
-	l.dirs.records = d.Records
 	l.dirs.mu.Unlock()
 	l.stderr = stderr
 	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil {
@@ -243,7 +233,6 @@ func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Si
 	}
 	p := shellPolicy(l.c, d, l.capsuleURL)
 	p.Stderr = stderr
-	p.OnBackgroundExit = l.completions.exited
 	s, err := shell.New(p, sb, sink)
 	if err != nil {
 		l.failShell(err)
@@ -254,7 +243,6 @@ func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Si
 		return
 	}
 	l.shell = s
-	l.completions.bind(s)
 	byName := map[string]agent.Tool{}
 	for _, t := range shelltool.Tools(s) {
 		byName[t.Def().Name] = t
