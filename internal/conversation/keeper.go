@@ -16,8 +16,12 @@ type Policy struct {
 	// Record is context.record: on; off keeps nothing and loads nothing.
 	Record bool
 	Store  Store
-	// Load is lifecycle.conversation: threaded, or a --resume launch: a
-	// task starts from its context's whole record.
+	// Threaded is lifecycle.conversation: threaded: a task starts from
+	// its context's record and its result is also written to
+	// out/result_<taskId>.txt.
+	Threaded bool
+	// Load is Threaded, or a --resume launch: a task starts from its
+	// context's whole record.
 	Load bool
 	// MaxMessages and MaxAge are context.retain; zero is unset.
 	MaxMessages int
@@ -114,9 +118,24 @@ func (k *Keeper) Begin(contextID, sessionID, taskID string) ([]infer.Message, *T
 		if err != nil {
 			return nil, nil, err
 		}
-		history = rec.Messages()
+		history = answered(rec.Messages())
 	}
 	return history, &TaskLog{log: l, session: sessionID, task: taskID}, nil
+}
+
+// answered drops a last assistant message whose tool calls have no
+// results: its writer was killed between the model's answer and the
+// results' message, and a provider refuses a conversation that leaves a
+// tool call unanswered. The model is asked again from the message before.
+func answered(msgs []infer.Message) []infer.Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == infer.RoleAssistant {
+		for _, b := range msgs[n-1].Content {
+			if b.Type == infer.BlockToolUse {
+				return msgs[:n-1]
+			}
+		}
+	}
+	return msgs
 }
 
 // Close closes the record held open.

@@ -33,6 +33,7 @@ func PolicyFor(c *manifest.Capsule, murmurHome string) (Policy, error) {
 		}
 	}
 	p.Store.Dir = StoreDir(murmurHome, name)
-	p.Load = c.Lifecycle != nil && c.Lifecycle.Conversation == "threaded"
+	p.Threaded = c.Lifecycle != nil && c.Lifecycle.Conversation == "threaded"
+	p.Load = p.Threaded
 	return p, nil
 }

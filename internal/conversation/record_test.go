@@ -334,3 +334,69 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// A keeper gives a loading task its context's whole record, less a last
+// tool call whose results were never written; a stateless task gets no
+// history but its messages are recorded all the same; record: off keeps
+// nothing.
+func TestKeeper(t *testing.T) {
+	dir := t.TempDir()
+	store := Store{Dir: dir, Capsule: "cap"}
+	k := NewKeeper(Policy{Record: true, Store: store, Load: true})
+	hist, log, err := k.Begin("ctx", "ses_1", "tsk_1")
+	if err != nil || len(hist) != 0 {
+		t.Fatalf("%v %v", hist, err)
+	}
+	log.Append(text(infer.RoleUser, "q1"))
+	log.Append(text(infer.RoleAssistant, "a1"))
+	log.Append(text(infer.RoleUser, "q2"))
+	log.Append(infer.Message{Role: infer.RoleAssistant, Content: []infer.Block{{Type: infer.BlockToolUse, ID: "c", Name: "t"}}})
+	if log.Err() != nil || log.Appended() != 4 {
+		t.Fatal(log.Err(), log.Appended())
+	}
+	hist, _, err = k.Begin("ctx", "ses_1", "tsk_2")
+	if err != nil || len(hist) != 3 || hist[2].Content[0].Text != "q2" {
+		t.Fatalf("history %+v, %v", hist, err)
+	}
+	k.Close()
+
+	stateless := NewKeeper(Policy{Record: true, Store: store})
+	hist, log, _ = stateless.Begin("ctx", "ses_2", "tsk_3")
+	log.Append(text(infer.RoleUser, "q3"))
+	stateless.Close()
+	if rec, _ := ReadFile(store.Path("ctx")); len(hist) != 0 || len(rec.Entries) != 5 || rec.Entries[4].SessionID != "ses_2" {
+		t.Fatalf("stateless: history %d, record %+v", len(hist), rec)
+	}
+
+	off := NewKeeper(Policy{Store: Store{Dir: filepath.Join(dir, "off"), Capsule: "cap"}, Load: true})
+	hist, log, err = off.Begin("ctx", "ses_3", "tsk_4")
+	if hist != nil || log != nil || err != nil {
+		t.Fatal("record: off opened a record")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "off")); !os.IsNotExist(err) {
+		t.Fatal("record: off created the store")
+	}
+}
+
+// At launch, context.retain cuts the launch context's record to its
+// newest max_messages and removes the capsule's other records past
+// max_age, never the launch context's however old.
+func TestKeeperLaunch(t *testing.T) {
+	store := Store{Dir: t.TempDir(), Capsule: "cap", Owns: true}
+	old := time.Now().Add(-72 * time.Hour)
+	for _, c := range []string{"launch", "stale"} {
+		l, _ := store.Open(c)
+		appendN(t, l, 6, "m")
+		l.Close()
+		os.Chtimes(store.Path(c), old, old)
+	}
+	k := NewKeeper(Policy{Record: true, Store: store, MaxMessages: 2, MaxAge: 24 * time.Hour, LaunchContext: "launch"})
+	r, err := k.Launch(time.Now())
+	k.Close()
+	if err != nil || r.Trimmed != 4 || len(r.Removed) != 1 || r.Removed[0].ContextID != "stale" {
+		t.Fatalf("retention %+v, %v", r, err)
+	}
+	if rec, _ := ReadFile(store.Path("launch")); fmt.Sprint(ids(rec)) != "[5 6]" {
+		t.Fatalf("launch record %v", ids(rec))
+	}
+}
