@@ -19,7 +19,7 @@ minimize=${FUZZ_MINIMIZE:-2s}
 
 LONG="FuzzOpenExtract FuzzCapsule FuzzArtifact FuzzAnthropicStream FuzzOpenAIStream
 FuzzServe FuzzStreams FuzzStreamReads FuzzParseResponse FuzzParseAllowEntry FuzzRPCBody
-FuzzCheckLine FuzzCheckInput FuzzResolverAnswer"
+FuzzCheckLine FuzzCheckInput FuzzResolverAnswer FuzzMCPEntry"
 
 targets=$(git ls-files '*_test.go' | xargs grep -H -o '^func Fuzz[A-Za-z0-9_]*' |
   sed 's#^\(.*\)/[^/]*_test\.go:func #\1 #' | sort -u)

@@ -32,14 +32,15 @@ type refusal struct {
 	err *jsonrpc.Error
 }
 
-// reply is the refusal's JSON-RPC response, one line.
+// reply is the refusal's JSON-RPC response, one line. Its id is null when
+// none could be read, as JSON-RPC 2.0 has it (the SDK's encoder would
+// leave the member out).
 func (r *refusal) reply() []byte {
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: r.id, Error: r.err})
-	if err != nil {
-		// An id the decoder accepted always encodes; say so in a reply
-		// that needs no id.
-		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the refusal could not be encoded"}}`)
-	}
+	b, _ := json.Marshal(struct {
+		Version string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", r.id.Raw(), r.err})
 	return b
 }
 
