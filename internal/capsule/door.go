@@ -3,6 +3,8 @@ package capsule
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"strings"
 	"sync"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/shell"
 )
 
 // DoorBackend is the session as the door's door.Backend: every task the
@@ -34,13 +37,129 @@ func (b doorBackend) RunTask(ctx context.Context, t door.Task, u door.Updates) d
 		}
 	}
 	o := b.s.RunTask(ctx, task)
+	var running []string
+	if b.s.l != nil {
+		running = b.s.l.completions.endedWith(t.ID)
+	}
 	switch o.Status {
 	case agent.ExitOK:
-		return door.Outcome{State: door.Completed, Text: o.Answer}
+		return door.Outcome{State: door.Completed, Text: o.Answer, RunningCommands: running}
 	case agent.ExitCanceled:
-		return door.Outcome{State: door.Canceled, Text: o.Reason}
+		return door.Outcome{State: door.Canceled, Text: o.Reason, RunningCommands: running}
 	}
-	return door.Outcome{State: door.Failed, Text: o.Reason}
+	return door.Outcome{State: door.Failed, Text: o.Reason, RunningCommands: running}
+}
+
+// StartCompletions makes each background command's exit a completion task
+// started through start (the door's Background): spec 004 gives a session
+// under task_acceptance: queue with after_task: sleep "a task with origin
+// completion in the bg lane, carrying the work id, the exit code and the
+// log's path", not enqueued when background-command already returned the
+// exit. mur run calls it only under that lifecycle. An exit that cannot
+// be started (the session is stopping) is said on Stderr; its log keeps
+// the output.
+func (s *Session) StartCompletions(start func(text string) error) {
+	if s.l == nil {
+		return
+	}
+	s.l.completions.mu.Lock()
+	s.l.completions.start = start
+	s.l.completions.stderr = s.stderr
+	s.l.completions.mu.Unlock()
+}
+
+// completions is the session's side of background commands for tasks: it
+// stamps each task_end with the commands still running (running_commands,
+// and the door's metadata.murmur.runningCommands) and hands exits to the
+// bg lane.
+type completions struct {
+	mu     sync.Mutex
+	shell  *shell.Session
+	start  func(text string) error
+	stderr io.Writer
+	// ended holds each task's running_commands from its task_end until
+	// the door reads it.
+	ended map[string][]string
+}
+
+// bind is called once the shell layer is up.
+func (c *completions) bind(s *shell.Session) {
+	c.mu.Lock()
+	c.shell = s
+	c.mu.Unlock()
+}
+
+// exited is the shell layer's OnBackgroundExit.
+func (c *completions) exited(done shell.Completion) {
+	c.mu.Lock()
+	sh, start, stderr := c.shell, c.start, c.stderr
+	c.mu.Unlock()
+	if sh == nil || start == nil {
+		return
+	}
+	// Deliver first: exactly one of this and background-command carries
+	// the exit, and shell_completed says which.
+	if ok, err := sh.Deliver(done.WorkID, shell.ViaCompletionTask); err != nil || !ok {
+		return
+	}
+	if err := start(completionText(done)); err != nil && stderr != nil {
+		fmt.Fprintf(stderr, "mur: %s exited (exit code %d) but no completion task carries it: %v; its output is in %s\n", done.WorkID, done.ExitCode, err, done.LogPath)
+	}
+}
+
+// completionText is the completion task's message: the work id, the exit
+// code and the log's path, as spec 004 lists them.
+func completionText(done shell.Completion) string {
+	return fmt.Sprintf("A shell command that moved to the background has exited.\nWork id: %s\nCommand: %s %s\nExit code: %d\nStatus: %s\nLog: %s\n",
+		done.WorkID, done.Binary, done.Command, done.ExitCode, done.Status, done.LogPath)
+}
+
+// stamp is the session's event sink as the agent loop sees it: each
+// task_end gains running_commands when background commands outlive the
+// task (spec 004).
+func (c *completions) stamp(next event.Sink) event.Sink {
+	return event.SinkFunc(func(e event.Event) {
+		if e.Type == "task_end" {
+			e = c.stampEnd(e)
+		}
+		next.Emit(e)
+	})
+}
+
+func (c *completions) stampEnd(e event.Event) event.Event {
+	c.mu.Lock()
+	sh := c.shell
+	c.mu.Unlock()
+	if sh == nil {
+		return e
+	}
+	ids := sh.Running()
+	if len(ids) == 0 {
+		return e
+	}
+	f := make(map[string]any, len(e.Fields)+1)
+	maps.Copy(f, e.Fields)
+	f["running_commands"] = ids
+	e.Fields = f
+	if id, _ := f["task_id"].(string); id != "" {
+		c.mu.Lock()
+		if c.ended == nil {
+			c.ended = map[string][]string{}
+		}
+		c.ended[id] = ids
+		c.mu.Unlock()
+	}
+	return e
+}
+
+// endedWith returns (and forgets) the running_commands of a task's
+// task_end.
+func (c *completions) endedWith(taskID string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := c.ended[taskID]
+	delete(c.ended, taskID)
+	return ids
 }
 
 // Record writes the line the door asks for about a task it settled

@@ -136,6 +136,13 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 		return capsule.ExitTask
 	}
 	d.Use(ln)
+	if dp.policy.Sleeps() {
+		// Only queue + sleep gives a background command's exit a task.
+		s.StartCompletions(func(text string) error {
+			_, err := d.Background(text)
+			return err
+		})
+	}
 	// Registered before the door answers, so a client that reached the
 	// door finds the session in mur ps.
 	reg := registerSession(env, s.ID(), dp.capsule, url, auth)

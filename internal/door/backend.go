@@ -51,6 +51,10 @@ type Outcome struct {
 	State State
 	// Text is the answer (Completed) or what went wrong (Failed).
 	Text string
+	// RunningCommands are the work ids of the session's background
+	// commands still running when the task ended; the task's A2A result
+	// names them as metadata.murmur.runningCommands (spec 004).
+	RunningCommands []string
 }
 
 // Updates is what a running task may tell its callers while it runs.

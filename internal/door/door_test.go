@@ -25,6 +25,7 @@ import (
 //	hold     runs until released or cancelled
 //	sleep N  completes after N milliseconds
 //	fail X   fails with X
+//	bg ID    completes, naming ID as a background command still running
 type double struct {
 	mu      sync.Mutex
 	records []string
@@ -64,6 +65,8 @@ func (b *double) RunTask(ctx context.Context, t Task, u Updates) Outcome {
 		case <-ctx.Done():
 			return Outcome{State: Canceled}
 		}
+	case "bg":
+		return Outcome{State: Completed, Text: "left " + arg + " running", RunningCommands: []string{arg}}
 	case "hold":
 		select {
 		case <-b.release:

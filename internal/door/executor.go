@@ -236,19 +236,32 @@ func (r *run) main() {
 		out = Outcome{State: Failed, Text: ErrInputTimeout.Error()}
 	}
 	if !skip {
+		meta := resultMetadata(out)
 		switch out.State {
 		case Completed:
 			if out.Text != "" {
 				r.emit(a2a.NewArtifactEvent(r.info, a2a.NewTextPart(out.Text)), true)
 			}
-			r.emitStatus(a2a.TaskStateCompleted, out.Text)
+			r.emitEnd(a2a.TaskStateCompleted, out.Text, meta)
 		case Canceled:
-			r.emitStatus(a2a.TaskStateCanceled, out.Text)
+			r.emitEnd(a2a.TaskStateCanceled, out.Text, meta)
 		default:
-			r.emitStatus(a2a.TaskStateFailed, out.Text)
+			r.emitEnd(a2a.TaskStateFailed, out.Text, meta)
 		}
 	}
 	d.queue.Done(r.task.ID)
+}
+
+// MetaMurmur is the key of mur's own entries in a task's metadata.
+const MetaMurmur = "murmur"
+
+// resultMetadata is what a task's final status carries beside its state:
+// metadata.murmur.runningCommands when background commands outlive it.
+func resultMetadata(out Outcome) map[string]any {
+	if len(out.RunningCommands) == 0 {
+		return nil
+	}
+	return map[string]any{MetaMurmur: map[string]any{"runningCommands": out.RunningCommands}}
 }
 
 func (r *run) finish() {
@@ -264,10 +277,14 @@ func (r *run) finish() {
 	r.d.mu.Unlock()
 }
 
-func (r *run) emitStatus(state a2a.TaskState, text string) {
+func (r *run) emitStatus(state a2a.TaskState, text string) { r.emitEnd(state, text, nil) }
+
+// emitEnd is emitStatus with metadata the SDK copies onto the task.
+func (r *run) emitEnd(state a2a.TaskState, text string, meta map[string]any) {
 	ev := a2a.NewStatusUpdateEvent(r.info, state, agentMessage(r.info, text))
 	now := time.Now().UTC()
 	ev.Status.Timestamp = &now
+	ev.Metadata = meta
 	r.emit(ev, true)
 }
 
@@ -292,7 +309,7 @@ func (r *run) emit(ev a2a.Event, essential bool) {
 		}
 	}
 	if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-		_ = r.d.store.setStatus(r.info.TaskID, su.Status)
+		_ = r.d.store.setStatus(r.info.TaskID, su.Status, su.Metadata)
 	}
 }
 
@@ -314,7 +331,7 @@ func (r *run) detach() {
 				return
 			}
 			if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-				_ = r.d.store.setStatus(r.info.TaskID, su.Status)
+				_ = r.d.store.setStatus(r.info.TaskID, su.Status, su.Metadata)
 			}
 			continue
 		default:

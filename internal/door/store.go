@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -136,8 +137,9 @@ func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 
 // setStatus moves a task to status outside any SDK execution: a task that
 // waits for input has no execution, yet its input timeout or its end must
-// still reach GetTask.
-func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus) error {
+// still reach GetTask. meta joins the task's metadata, as the SDK does
+// with a status event's.
+func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus, meta map[string]any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.tasks[id]
@@ -153,6 +155,12 @@ func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus) error {
 	}
 	if status.Message != nil {
 		t.History = append(t.History, status.Message)
+	}
+	if meta != nil {
+		if t.Metadata == nil {
+			t.Metadata = map[string]any{}
+		}
+		maps.Copy(t.Metadata, meta)
 	}
 	t.Status = status
 	body, err := json.Marshal(&t)

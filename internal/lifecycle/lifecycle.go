@@ -7,6 +7,11 @@
 // queue answers at once whether it is admitted, and an admitted task waits
 // for its turn. The queue never runs a task itself, so it knows nothing of
 // A2A, the agent loop or the trace.
+//
+// Under queue + sleep a background command's completion task (spec 004
+// lifecycle.shell_grace_secs, "a task with origin completion in the bg
+// lane") joins through Background: the bg lane holds no place of
+// queue_depth, and turns go in admission order across both lanes.
 package lifecycle
 
 import (
@@ -127,7 +132,8 @@ const (
 	Busy
 	// Closed: the session has stopped taking work.
 	Closed
-	// NotAccepted: task_acceptance: none takes no task from the door.
+	// NotAccepted: task_acceptance: none takes no task from the door, and
+	// only queue + sleep takes a completion task.
 	NotAccepted
 )
 
@@ -177,6 +183,18 @@ type Queue struct {
 type entry struct {
 	id   string
 	turn chan error // one value: nil (your turn), ErrRejected or ErrCanceled
+	bg   bool       // in the bg lane: holds no place of queue_depth
+}
+
+// pendingDoor counts the pending tasks that hold a place. q.mu is held.
+func (q *Queue) pendingDoor() int {
+	n := 0
+	for _, e := range q.pending {
+		if !e.bg {
+			n++
+		}
+	}
+	return n
 }
 
 // New returns the queue of a session that follows p. launchTask says the
@@ -211,22 +229,41 @@ func (q *Queue) Ended() <-chan struct{} { return q.ended }
 
 // Launch admits the launch's own task, whatever task_acceptance says.
 func (q *Queue) Launch(id string) Admission {
-	return q.offer(id, true)
+	return q.offer(id, laneLaunch)
 }
 
 // Offer asks the queue to admit a task that arrived at the door. The answer
 // is final: an Admitted task then calls Wait for its turn.
 func (q *Queue) Offer(id string) Admission {
-	return q.offer(id, false)
+	return q.offer(id, laneDoor)
 }
 
-func (q *Queue) offer(id string, launch bool) Admission {
+// Background admits a background command's completion task to the bg lane
+// (spec 004: only under queue + sleep; every other lifecycle answers
+// NotAccepted, and a stopped session Closed). It never waits for a place.
+func (q *Queue) Background(id string) Admission {
+	if !q.policy.Sleeps() {
+		return NotAccepted
+	}
+	return q.offer(id, laneBackground)
+}
+
+// lane is where an admitted task came from.
+type lane uint8
+
+const (
+	laneDoor lane = iota
+	laneLaunch
+	laneBackground
+)
+
+func (q *Queue) offer(id string, from lane) Admission {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return Closed
 	}
-	if !launch {
+	if from == laneDoor {
 		switch q.policy.Acceptance {
 		case AcceptNone:
 			return NotAccepted
@@ -236,8 +273,8 @@ func (q *Queue) offer(id string, launch bool) Admission {
 			}
 		case AcceptQueue:
 			// The running task holds no place: queue_depth counts pending,
-			// not-yet-started tasks only.
-			if q.running != "" && len(q.pending) >= q.policy.QueueDepth {
+			// not-yet-started door tasks only.
+			if q.running != "" && q.pendingDoor() >= q.policy.QueueDepth {
 				return Busy
 			}
 		}
@@ -249,7 +286,7 @@ func (q *Queue) offer(id string, launch bool) Admission {
 		q.idle.Stop()
 		q.idle = nil
 	}
-	e := &entry{id: id, turn: make(chan error, 1)}
+	e := &entry{id: id, turn: make(chan error, 1), bg: from == laneBackground}
 	q.waiting[id] = e
 	if q.running == "" {
 		// A free slot is taken at once, so how many tasks a burst admits

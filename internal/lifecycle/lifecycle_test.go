@@ -276,3 +276,66 @@ func TestBurst(t *testing.T) {
 		}
 	}
 }
+
+// TestBackgroundLane: a completion task joins queue + sleep's bg lane
+// without taking a place of queue_depth, gets its turn in admission order,
+// is refused by every other lifecycle, and is rejected like any queued task
+// when the session stops.
+func TestBackgroundLane(t *testing.T) {
+	ctx := context.Background()
+	q := New(Policy{Acceptance: AcceptQueue, AfterTask: AfterSleep, QueueDepth: 1}, false)
+	for _, id := range []string{"t1", "t2"} {
+		if a := q.Offer(id); a != Admitted {
+			t.Fatalf("offer %s: %v", id, a)
+		}
+	}
+	if a := q.Background("c1"); a != Admitted {
+		t.Fatalf("completion behind a full queue: %v, want admitted", a)
+	}
+	if a := q.Offer("t3"); a != Busy {
+		t.Fatalf("door task with the queue full: %v, want busy", a)
+	}
+	if got := q.Pending(); strings.Join(got, ",") != "t2,c1" {
+		t.Fatalf("pending = %v", got)
+	}
+	if err := q.Wait(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	q.Done("t1")
+	if err := q.Wait(ctx, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	// The completion is still pending and holds no place: one door task
+	// fits again while t2 runs.
+	if a := q.Offer("t4"); a != Admitted {
+		t.Fatalf("door task beside a pending completion: %v, want admitted", a)
+	}
+	q.Done("t2")
+	if err := q.Wait(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if a := q.Background("c2"); a != Admitted {
+		t.Fatalf("second completion: %v", a)
+	}
+	rejected := q.Stop()
+	if strings.Join(rejected, ",") != "t4,c2" {
+		t.Fatalf("Stop rejected %v, want t4,c2", rejected)
+	}
+	if err := q.Wait(ctx, "c2"); !errors.Is(err, ErrRejected) {
+		t.Fatalf("queued completion at stop: %v, want ErrRejected", err)
+	}
+	if a := q.Background("c3"); a != Closed {
+		t.Fatalf("completion after stop: %v, want closed", a)
+	}
+
+	for _, p := range []Policy{
+		{Acceptance: AcceptQueue, AfterTask: AfterExit, QueueDepth: 1},
+		{Acceptance: AcceptSingle, AfterTask: AfterSleep, QueueDepth: 1},
+		{Acceptance: AcceptNone, AfterTask: AfterExit, QueueDepth: 1},
+	} {
+		q := New(p, true)
+		if a := q.Background("c"); a != NotAccepted {
+			t.Errorf("%s + %s: completion %v, want not accepted", p.Acceptance, p.AfterTask, a)
+		}
+	}
+}
