@@ -74,8 +74,10 @@ out=$("$inspector" --cli "$mur" mcp --manifest "$man" --method tools/call --tool
 expect tools/call "$out" 'hello-inspector'
 out=$("$inspector" --cli "$mur" mcp --manifest "$man" --method tools/call --tool-name file-go --tool-arg op=write path=note.txt content=written 2>&1)
 expect "tools/call file-go" "$out" 'wrote note.txt'
+# ls runs in the session's sandbox, which keeps / out of its reach.
 out=$("$inspector" --cli "$mur" mcp --manifest "$man" --method tools/call --tool-name ls --tool-arg command=/ 2>&1)
-expect "tools/call ls" "$out" '"isError": true'
+expect "tools/call ls /" "$out" "cannot open directory '/': Permission denied"
+expect "tools/call ls /" "$out" '"isError": true'
 out=$("$inspector" --cli "$mur" mcp --manifest "$man" --method tools/call --tool-name nosuch 2>&1) && fail "tools/call nosuch succeeded"
 expect "tools/call nosuch" "$out" 'E-MCP-004'
 
