@@ -55,6 +55,9 @@ type launcher struct {
 	// input serves murmur:task/task request-input for the door task in
 	// progress.
 	input taskInput
+	// completions stamps task_end with the background commands still
+	// running and hands their exits to the door's bg lane.
+	completions completions
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
