@@ -53,15 +53,24 @@ func kvComponent(t *testing.T, args map[string]any) (*Component, map[string]agen
 		t.Fatal(err)
 	}
 	files := t.TempDir()
+	var made *component.Instance
 	comp, err := New(Options{Name: "test/kv", Info: Info{Name: "kv", Version: "1", DefaultLanguage: "en"}, Language: "fr", SessionArgs: args,
 		Files: func() string { return files },
 		Instance: func(ctx context.Context) (*component.Instance, error) {
-			return rt.Instantiate(ctx, c, component.Options{Name: "test/kv"})
+			inst, err := rt.Instantiate(ctx, c, component.Options{Name: "test/kv"})
+			made = inst
+			return inst, err
 		}}, defs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { comp.Close() })
+	// The session closes before its instance goes, as in a capsule.
+	t.Cleanup(func() {
+		comp.Close()
+		if made != nil {
+			made.Close()
+		}
+	})
 	tools := map[string]agent.Tool{}
 	for _, tl := range comp.Tools() {
 		tools[tl.Def().Name] = tl

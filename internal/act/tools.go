@@ -31,8 +31,9 @@ type Options struct {
 	Name string
 	// Info is the component's act:component section.
 	Info Info
-	// Instance makes the component's instance under the artifact's
-	// grants, once, on the first call (the capsule's lazy component).
+	// Instance returns the component's instance under the artifact's
+	// grants, made on the first call (the capsule's lazy component); its
+	// caller owns it and drops it after Close.
 	Instance func(ctx context.Context) (*component.Instance, error)
 	// Language is the capsule's language (BCP 47), for localized texts.
 	Language string
@@ -345,10 +346,11 @@ func sessionArgs(cfg map[string]any) (Metadata, error) {
 	return m, nil
 }
 
-// Close closes the open session, if any, then drops the instance. It is
-// called whatever the session's outcome (success, failure, cancel): the
-// spec has the host close every session it opened before the component
-// goes, so close-session runs on a context of its own.
+// Close closes the open session, if any; the instance's owner drops the
+// instance after it. It is called whatever the session's outcome
+// (success, failure, cancel): the spec has the host close every session
+// it opened before the component goes, so close-session runs on a
+// context of its own. Later calls are refused.
 func (c *Component) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -356,13 +358,7 @@ func (c *Component) Close() error {
 		return nil
 	}
 	c.closed = true
-	err := c.closeSession()
-	if c.inst != nil {
-		if cerr := c.inst.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
+	return c.closeSession()
 }
 
 func (c *Component) closeSession() error {

@@ -61,6 +61,12 @@ type lazyComponent struct {
 	// compiled, when prepare ran, delivers the compilation started then,
 	// or a zero result when loading was left to the first call.
 	compiled chan compileResult
+	// instanceOnly: the component is not of the tool world (an ACT
+	// component); its instance is made without resolving murmur:tool/run.
+	instanceOnly bool
+	// beforeClose runs before the instance is dropped (an ACT component
+	// closes its session there).
+	beforeClose func()
 }
 
 // errClosed answers a call made after the launch closed its components.
@@ -154,6 +160,7 @@ func componentID(r *store.Resolved, file string) *[32]byte {
 type sessionDirs struct {
 	mu       sync.Mutex
 	workdir  string
+	records  string
 	readOnly []string
 }
 
@@ -221,6 +228,10 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 	if err != nil {
 		return nil, err
 	}
+	if l.instanceOnly {
+		l.inst = inst
+		return nil, nil
+	}
 	t, err := inst.Tool()
 	if err != nil {
 		inst.Close()
@@ -233,6 +244,9 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 // Close drops the instance, if one was made, and waits for a compilation
 // prepare started: the engine must outlive it.
 func (l *lazyComponent) Close() {
+	if l.beforeClose != nil {
+		l.beforeClose()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.compiled != nil && !l.ready {

@@ -138,6 +138,12 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 				return &component.Host{Input: &l.input, Messages: peerSender(l.c), Shell: l.shellExecutor(), Tools: toolInvoker{}}
 			}}
 			l.lazies = append(l.lazies, lc)
+			if acts, ok, err := l.actTools(e, lc); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, acts...)
+				continue
+			}
 			out = append(out, wasmtool.Tool{D: def, R: lc})
 		}
 	}
@@ -180,6 +186,7 @@ func firstParagraph(desc, body string) string {
 func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, stderr io.Writer) {
 	l.dirs.mu.Lock()
 	l.dirs.workdir = d.Workdir
+	l.dirs.records = d.Records
 	l.dirs.mu.Unlock()
 	l.stderr = stderr
 	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil {

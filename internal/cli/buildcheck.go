@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/murmur/mur/internal/act"
 	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/config"
@@ -87,11 +88,19 @@ func checkComponent(b *artifact.Built) (checked string, ds diag.List) {
 	defer rt.Close()
 	c, err := rt.CompileFrom(artifact.ComponentID(b.Digest, a.Name, f.Path), func() ([]byte, error) { return f.Data, nil })
 	if err != nil {
-		return "", diag.List{diag.New(diag.BldComponent, pos, field, fmt.Sprintf("%q does not compile: %s; rebuild it with tools/guest/build.sh", f.Path, oneLine(err)))}
+		return "", diag.List{diag.New(diag.BldComponent, pos, field, fmt.Sprintf("%q does not compile: %s; rebuild it with tools/guest/build.sh", f.Path, oneLine(act.CompileError(a.Name, err))))}
 	}
 	defer c.Close()
 	if p := importProblem(c.Imports()); p != "" {
 		return "", diag.List{diag.New(diag.BldWorld, pos, field, fmt.Sprintf("%q %s", f.Path, p))}
+	}
+	if a.Runtime == manifest.RoleTool || a.Runtime == "" {
+		if isACT, found, p := actExports(f.Data, c.Exports()); isACT {
+			if p != "" {
+				return "", diag.List{diag.New(diag.BldWorld, pos, field, fmt.Sprintf("%q %s", f.Path, p))}
+			}
+			return fmt.Sprintf("%s: %s; compiled into %s", f.Path, found, dir), nil
+		}
 	}
 	w, p := fitWorld(a.Runtime, c.Exports())
 	if p != "" {

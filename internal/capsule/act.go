@@ -1,0 +1,113 @@
+package capsule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/murmur/mur/internal/act"
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/manifest"
+)
+
+// actTools offers the tools of an ACT component: a tool artifact whose
+// .wasm carries the act:component section (spec 003). ok is false for any
+// other component. Its tools are listed now, on an instance with no
+// grants at all (the list heads the prompt, before the session's folders
+// exist); calls run on lc's instance, under the artifact's grant like
+// every WASM tool, and go through the loop's one dispatch path.
+func (l *launcher) actTools(e manifest.ArtifactRef, lc *lazyComponent) (tools []agent.Tool, ok bool, err error) {
+	wasm, err := os.ReadFile(lc.wasm)
+	if err != nil {
+		return nil, false, fmt.Errorf("artifact %q: %w", e.Name, err)
+	}
+	info, err := act.ReadSection(wasm)
+	switch {
+	case errors.Is(err, act.ErrNoSection):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("artifact %q: %w", e.Name, err)
+	}
+	c, err := lc.compile()
+	if err != nil {
+		return nil, false, act.CompileError(e.Name, err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	lister, err := l.rt.Instantiate(ctx, c, component.Options{Name: e.Name, Limits: lc.g.limits})
+	if err != nil {
+		return nil, false, err
+	}
+	defs, err := act.List(ctx, lister)
+	lister.Close()
+	if err != nil {
+		return nil, false, fmt.Errorf("artifact %q list-tools: %w", e.Name, err)
+	}
+	var args map[string]any
+	if e.Config != nil {
+		// Staging has refused a config that cannot travel as JSON (E-CAP-010).
+		if b, err := e.Config.JSON(); err == nil {
+			if err := json.Unmarshal(b, &args); err != nil {
+				return nil, false, fmt.Errorf("artifact %q: config must be a mapping to become open-session args: %w", e.Name, err)
+			}
+		}
+	}
+	comp, err := act.New(act.Options{Name: e.Name, Info: info, SessionArgs: args,
+		Instance: lc.instance,
+		Files: func() string {
+			l.dirs.mu.Lock()
+			defer l.dirs.mu.Unlock()
+			return l.dirs.records
+		}}, defs)
+	if err != nil {
+		return nil, false, err
+	}
+	lc.instanceOnly = true
+	lc.beforeClose = func() {
+		if err := comp.Close(); err != nil && l.stderr != nil {
+			fmt.Fprintf(l.stderr, "mur: session end: %v\n", err)
+		}
+		l.writeActLog(e.Name, comp.Log())
+	}
+	return comp.Tools(), true, nil
+}
+
+// writeActLog keeps an ACT component's session lifecycle (opened, closed,
+// lost, failed) in the session's records, act/<name>.sessions.log.
+func (l *launcher) writeActLog(name string, lines []string) {
+	l.dirs.mu.Lock()
+	records := l.dirs.records
+	l.dirs.mu.Unlock()
+	if len(lines) == 0 || records == "" {
+		return
+	}
+	dir := filepath.Join(records, "act")
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, bareName(name)+".sessions.log"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	}
+	if err != nil && l.stderr != nil {
+		fmt.Fprintf(l.stderr, "mur: session end: artifact %q: %v\n", name, err)
+	}
+}
+
+// instance makes (once) and returns the component's instance without
+// resolving murmur:tool/run, for a world of another shape (ACT).
+func (l *lazyComponent) instance(ctx context.Context) (*component.Instance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ready {
+		_, l.err = l.instantiate(ctx)
+		l.ready = true
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	l.inst.SetHost(l.host())
+	return l.inst, nil
+}

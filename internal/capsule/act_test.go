@@ -1,0 +1,153 @@
+package capsule_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/murmur/mur/internal/act"
+	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/providertest"
+	"github.com/murmur/mur/internal/wasm/cm"
+)
+
+// publishACT builds internal/act's kv fixture, with an act:component
+// section, into an artifact and publishes it as murmur/kv.
+func publishACT(t *testing.T, root string) {
+	t.Helper()
+	text, err := os.ReadFile("../act/testdata/kv.wat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := cm.Wat2Wasm(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := act.EncodeSection(act.Info{Name: "kv", Version: "0.1.0", Description: "A key-value fixture."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "src", "kv")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kv.wasm"), act.AppendSection(wasm, sec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte("name: kv\nversion: \"0.1.0\"\ndescription: An ACT component.\nruntime: tool\nrequires_files: [kv.wasm]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zip := filepath.Join(root, "kv.mur.zip")
+	mur(t, root, "build", dir, "-o", zip)
+	mur(t, root, "publish", zip, "--scope", "murmur")
+}
+
+const actManifest = `name: actcap
+version: "0.1.0"
+artifacts:
+  - name: murmur/driver-openai
+    version: "0.1.0"
+    runtime: driver
+    gateway:
+      endpoint: %ENDPOINT%/v1
+      keyless: true
+  - name: murmur/kv
+    version: "0.1.0"
+    config:
+      namespace: notes
+inference:
+  model: gpt-4o-mini
+  driver:
+    artifact: murmur/driver-openai
+  max_turns: 4
+`
+
+// TestACTToolsThroughRun: an ACT component is a capsule's tools — each
+// listed tool offered to the model, its calls run with the config's
+// session, its results and errors read back, a schema failure refused
+// by the component's parameters-schema before the component runs (a type
+// the loop's own required-field check does not see), the session closed at the end — and every
+// call has the tool_call record any tool gets.
+func TestACTToolsThroughRun(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publishACT(t, root)
+	prov := providertest.Start(t,
+		providertest.Step{Calls: []providertest.Call{
+			{ID: "c1", Name: "echo", Input: `{"text":"hi","n":18446744073709551616}`},
+			{ID: "c2", Name: "session", Input: `{}`},
+		}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Calls: []providertest.Call{
+			{ID: "c3", Name: "echo", Input: `{"text":5}`},
+			{ID: "c4", Name: "fail", Input: `{}`},
+			{ID: "c5", Name: "session", Input: `{}`},
+		}, InputTokens: 20, OutputTokens: 5},
+		providertest.Step{Text: "Done.", InputTokens: 30, OutputTokens: 3},
+	)
+	capDir := filepath.Join(root, "cap")
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(strings.ReplaceAll(actManifest, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mur(t, capDir, "install")
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "use the store"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	reqs := prov.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("provider saw %d requests, want 3", len(reqs))
+	}
+	first := string(reqs[0].Raw)
+	for _, name := range []string{`"echo"`, `"fail"`, `"session"`, `"blob"`, `"stats"`, `Echo the arguments back, as CBOR.`} {
+		if !strings.Contains(first, name) {
+			t.Errorf("the model was not offered %s: %s", name, first)
+		}
+	}
+	second := string(reqs[1].Raw)
+	for _, want := range []string{`{\"n\":18446744073709551616,\"text\":\"hi\"}`, `\"kv-1\"`} {
+		if !strings.Contains(second, want) {
+			t.Errorf("second request lacks %s: %s", want, second)
+		}
+	}
+	third := string(reqs[2].Raw)
+	for _, want := range []string{`std:invalid-args: the arguments do not match the tool's parameters-schema: at /text: got number, want string`, `partial output\nstd:timeout: took too long`, `\"kv-1\"`} {
+		if !strings.Contains(third, want) {
+			t.Errorf("third request lacks %s: %s", want, third)
+		}
+	}
+	calls := map[string][]string{}
+	for _, l := range trace(t, home) {
+		if l["event"] == "tool_call" {
+			name, _ := l["tool"].(string)
+			status, _ := l["status"].(string)
+			calls[name] = append(calls[name], status)
+		}
+	}
+	if got := strings.Join(calls["echo"], ","); got != "passed,failed" {
+		t.Errorf("echo tool_call statuses %q", got)
+	}
+	if got := strings.Join(calls["fail"], ","); got != "failed" {
+		t.Errorf("fail tool_call statuses %q", got)
+	}
+	var logs []string
+	filepath.WalkDir(filepath.Join(home, ".murmur/records"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "kv.sessions.log" {
+			logs = append(logs, p)
+		}
+		return nil
+	})
+	if len(logs) != 1 {
+		t.Fatalf("session logs %v", logs)
+	}
+	if b, _ := os.ReadFile(logs[0]); string(b) != "session kv-1 opened\nsession kv-1 closed\n" {
+		t.Fatalf("session log %q", b)
+	}
+}
