@@ -332,3 +332,26 @@ func TestBalloonTraps(t *testing.T) {
 		t.Fatalf("the next call after a trap: errs %v, lines %d", r.Errs, len(f.lines(t, 0)))
 	}
 }
+
+// A stuck async hook under on_overflow: drop never holds up dispatch: with
+// its worker inside a call that does not return, a queue of 8 takes 8
+// more events and every one past them is dropped and counted, exactly.
+func TestAsyncStuckDropsExactly(t *testing.T) {
+	f := newSet(t, []Spec{{Name: "q/stuck", Async: true, Queue: 8}}, []string{`{"spin":"on-tool-call"}`})
+	h := f.set.Hooks()[0]
+	f.set.Dispatch(context.Background(), component.OnToolCall, toolEvent(0), nil)
+	for len(h.q) != 0 { // the worker has taken the first event and spins in it
+		time.Sleep(time.Millisecond)
+	}
+	for i := 1; i <= 8+100; i++ {
+		f.set.Dispatch(context.Background(), component.OnToolCall, toolEvent(i), nil)
+	}
+	if d := h.Dropped(); d != 100 {
+		t.Fatalf("dropped %d, want exactly 100", d)
+	}
+	f.set.Drain(100 * time.Millisecond)
+	dr := f.rec.of("hook_drain")
+	if len(dr) != 1 || dr[0]["abandoned"] != true || dr[0]["dropped"] != int64(100) {
+		t.Fatalf("hook_drain = %v", dr)
+	}
+}
