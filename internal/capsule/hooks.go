@@ -121,6 +121,7 @@ type sessionHooks struct {
 	toolCalls  uint32
 	shellCalls uint32
 	task       *component.TaskText
+	pending    []pendingEvent
 }
 
 // startHooks compiles and instantiates every hook under its grant, now
@@ -161,7 +162,7 @@ func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.D
 		if err != nil {
 			return fail(err)
 		}
-		host := &component.Host{}
+		host := &component.Host{Inference: noHookInference{}}
 		if he.grant.TaskIO {
 			host.TaskIO = sh
 		}
@@ -230,8 +231,13 @@ func (h *sessionHooks) sessionStart(ctx context.Context, model string) {
 }
 
 // Emit follows the session's records for the events the loop and the
-// shell layer report: inference (on-inference) and shell (on-shell). A
-// blocking hook is waited for here, before the producer goes on.
+// shell layer report: inference (on-inference) and shell (on-shell). It
+// runs inside the stream's delivery, where calling a hook (which writes
+// records of its own) would re-enter the stream, so it only notes the
+// event; flush dispatches the notes, in order, at the session's next
+// point of control: before a tool call is gated, after it returns, and
+// at a task's end. A blocking hook is so waited for before anything the
+// response or command leads to happens.
 func (h *sessionHooks) Emit(e event.Event) {
 	switch e.Type {
 	case "inference":
@@ -239,9 +245,6 @@ func (h *sessionHooks) Emit(e event.Event) {
 			return
 		}
 		turn := u32(e.Fields["turn"])
-		h.mu.Lock()
-		h.turn = turn
-		h.mu.Unlock()
 		decision := "answer"
 		if sr, _ := e.Fields["stop_reason"].(string); sr == string(agent.StopToolUse) {
 			decision = "tool_use"
@@ -249,22 +252,52 @@ func (h *sessionHooks) Emit(e event.Event) {
 			decision = "output_cap"
 		}
 		ev := component.InferenceEvent{Turn: turn, InputTokens: u64(e.Fields["input_tokens"]), OutputTokens: u64(e.Fields["output_tokens"]), Decision: decision}
-		r := h.set.Dispatch(context.Background(), component.OnInference, ev, taskAt(e))
-		for _, c := range r.Commits {
-			f := taskAt(e)
-			f["hook"], f["turn"], f["artifact"] = c.Hook, turn, c.Output.Text
-			h.set.Record("hook_artifact", f)
-		}
-	case "shell":
 		h.mu.Lock()
-		h.shellCalls++
-		turn := h.turn
+		h.turn = turn
+		h.pending = append(h.pending, pendingEvent{component.OnInference, ev, taskAt(e)})
 		h.mu.Unlock()
+	case "shell":
 		bin, _ := e.Fields["binary"].(string)
 		cmd, _ := e.Fields["command"].(string)
-		ev := component.ShellEvent{Turn: turn, Binary: bin, Command: cmd, ExitCode: int32(i64(e.Fields["exit_code"])),
+		h.mu.Lock()
+		h.shellCalls++
+		ev := component.ShellEvent{Turn: h.turn, Binary: bin, Command: cmd, ExitCode: int32(i64(e.Fields["exit_code"])),
 			StdoutBytes: u64(e.Fields["stdout_bytes"]), StderrBytes: u64(e.Fields["stderr_bytes"]), DurationMS: u64(e.Fields["duration_ms"])}
-		h.set.Dispatch(context.Background(), component.OnShell, ev, taskAt(e))
+		h.pending = append(h.pending, pendingEvent{component.OnShell, ev, taskAt(e)})
+		h.mu.Unlock()
+	}
+}
+
+// pendingEvent is an event noted by Emit, to be dispatched by flush.
+type pendingEvent struct {
+	handler string
+	ev      any
+	at      map[string]any
+}
+
+// flush dispatches the events Emit noted, in order; an artifact an
+// on-inference hook commits is recorded as hook_artifact.
+func (h *sessionHooks) flush(ctx context.Context) {
+	for {
+		h.mu.Lock()
+		if len(h.pending) == 0 {
+			h.mu.Unlock()
+			return
+		}
+		p := h.pending[0]
+		h.pending = h.pending[1:]
+		h.mu.Unlock()
+		r := h.set.Dispatch(ctx, p.handler, p.ev, p.at)
+		for _, c := range r.Commits {
+			f := map[string]any{"hook": c.Hook, "artifact": c.Output.Text}
+			for k, v := range p.at {
+				f[k] = v
+			}
+			if ie, ok := p.ev.(component.InferenceEvent); ok {
+				f["turn"] = ie.Turn
+			}
+			h.set.Record("hook_artifact", f)
+		}
 	}
 }
 
@@ -293,6 +326,7 @@ func (h *sessionHooks) taskStart(ctx context.Context, t Task) {
 // under lifecycle.max_task_reopens and the task has turns left under
 // inference.max_turns. A reopen that is not granted is recorded.
 func (h *sessionHooks) taskEnd(ctx context.Context, o Outcome, reopened int64, turns int) (string, string, bool) {
+	h.flush(ctx)
 	h.mu.Lock()
 	if h.task != nil && h.task.TaskID == o.TaskID {
 		ans := o.Answer
@@ -324,6 +358,7 @@ func (h *sessionHooks) taskEnd(ctx context.Context, o Outcome, reopened int64, t
 
 // sessionEnd dispatches on-session-end and drains the async hooks.
 func (h *sessionHooks) sessionEnd(final Outcome, totals Outcome, dur time.Duration) {
+	h.flush(context.Background())
 	h.mu.Lock()
 	ev := component.SessionEndEvent{
 		TotalTurns: uint32(totals.Turns), TotalInputTokens: uint64(totals.InputTokens), TotalOutputTokens: uint64(totals.OutputTokens),
@@ -380,6 +415,7 @@ func (t hookedTool) Call(ctx context.Context, input json.RawMessage) (agent.Resu
 		return t.Tool.Call(ctx, input)
 	}
 	def := t.Def()
+	h.flush(ctx)
 	h.mu.Lock()
 	turn := h.turn
 	taskID := ""
@@ -405,6 +441,8 @@ func (t hookedTool) Call(ctx context.Context, input json.RawMessage) (agent.Resu
 	h.mu.Lock()
 	h.toolCalls++
 	h.mu.Unlock()
+	// The shell records the call wrote come before its on-tool-call.
+	h.flush(ctx)
 	status := string(res.Status)
 	if err != nil {
 		status = string(agent.StatusError)
@@ -494,4 +532,12 @@ func (h *sessionHooks) gateShell(ctx context.Context, binary string, args []stri
 		return fmt.Errorf("shell/execute: %s denied by the policy hook %s: %s; nothing ran", binary, d.Hook, d.Reason)
 	}
 	return nil
+}
+
+// noHookInference answers a hook's run-inference in this build: the
+// import links so the hook runs, and every call is an err that says why.
+type noHookInference struct{}
+
+func (noHookInference) RunInference(context.Context, component.InferenceRequest) (component.InferenceResponse, error) {
+	return component.InferenceResponse{}, fmt.Errorf("run-inference: this build of mur does not serve inference to hooks; nothing was sent")
 }
