@@ -10,10 +10,12 @@ import (
 )
 
 // The murmur host imports, one Go interface each. The features implement
-// them (the agent loop, the shell tools, the A2A door, the artifact
-// manager); a store whose Host leaves one nil answers that import with the
-// "not granted" / "not available in this context" error the spec gives,
-// so every world links whatever the capsule grants.
+// them (the agent loop, the shell tools, the A2A door, hooks); a store
+// whose Host leaves one nil answers that import with the "not granted" /
+// "not available in this context" error the spec gives, so every world
+// links whatever the capsule grants. murmur:artifact-manager is not among
+// them: no session serves a script capsule, so it is not linked and a
+// component that imports it fails to instantiate naming it.
 
 // TextSink receives murmur:text/chunks@0.1.0 emit calls of the call in
 // progress. Emit returns an error once nobody follows the call.
@@ -57,16 +59,6 @@ type Inferencer interface {
 	RunInference(ctx context.Context, req InferenceRequest) (InferenceResponse, error)
 }
 
-// ArtifactManager serves murmur:artifact-manager/manage@0.1.0.
-type ArtifactManager interface {
-	List(ctx context.Context) []ArtifactSummary
-	Describe(ctx context.Context, name string) (ArtifactInfo, error)
-	Search(ctx context.Context, query string) ([]ArtifactSummary, error)
-	Pull(ctx context.Context, name, version string) (ArtifactSummary, error)
-	Remove(ctx context.Context, name string) (bool, error)
-	Diagnostics(ctx context.Context) (RuntimeState, error)
-}
-
 // MessageSender serves murmur:message/send@0.1.0.
 type MessageSender interface {
 	Send(ctx context.Context, peerURL string, m PeerMessage) (PeerTaskResult, error)
@@ -105,7 +97,6 @@ type Host struct {
 	Input        InputRequester
 	Tools        ToolInvoker
 	Inference    Inferencer
-	Artifacts    ArtifactManager
 	Messages     MessageSender
 	Shell        ShellExecutor
 	TaskIO       TaskReader
@@ -134,18 +125,17 @@ func hostOf(c *cm.Caller) *Host {
 
 // Interface names, at exactly the versions the spec lists.
 const (
-	IfaceToolRun         = "murmur:tool/run@0.1.0"
-	IfaceCapsuleRun      = "murmur:capsule/run@0.1.0"
-	IfaceLifecycle       = "murmur:hook/lifecycle@0.5.0"
-	IfaceChunks          = "murmur:text/chunks@0.1.0"
-	IfaceTask            = "murmur:task/task@0.1.0"
-	IfaceToolRegistry    = "murmur:tool-registry/invoke@0.1.0"
-	IfaceInference       = "murmur:runtime/inference@0.2.0"
-	IfaceArtifactManager = "murmur:artifact-manager/manage@0.1.0"
-	IfaceMessage         = "murmur:message/send@0.1.0"
-	IfaceShell           = "murmur:shell/execute@0.1.0"
-	IfaceTaskIO          = "murmur:task-io/read@0.1.0"
-	IfaceConversation    = "murmur:conversation/read@0.1.0"
+	IfaceToolRun      = "murmur:tool/run@0.1.0"
+	IfaceCapsuleRun   = "murmur:capsule/run@0.1.0"
+	IfaceLifecycle    = "murmur:hook/lifecycle@0.5.0"
+	IfaceChunks       = "murmur:text/chunks@0.1.0"
+	IfaceTask         = "murmur:task/task@0.1.0"
+	IfaceToolRegistry = "murmur:tool-registry/invoke@0.1.0"
+	IfaceInference    = "murmur:runtime/inference@0.2.0"
+	IfaceMessage      = "murmur:message/send@0.1.0"
+	IfaceShell        = "murmur:shell/execute@0.1.0"
+	IfaceTaskIO       = "murmur:task-io/read@0.1.0"
+	IfaceConversation = "murmur:conversation/read@0.1.0"
 )
 
 func okOrErr(v any, err error) cm.Val {
@@ -221,8 +211,6 @@ func defineHost(l *cm.Linker) {
 		return okOrErr(r, err), nil
 	})
 
-	defineArtifactManager(l, at(IfaceArtifactManager))
-
 	l.Func(at(IfaceMessage), "send", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
 		h := hostOf(c)
 		if h.Messages == nil {
@@ -281,64 +269,5 @@ func defineHost(l *cm.Linker) {
 			return readErr(err), nil
 		}
 		return cm.OK(lower(r)), nil
-	})
-}
-
-func defineArtifactManager(l *cm.Linker, path []string) {
-	mgr := func(c *cm.Caller) (ArtifactManager, error) {
-		if m := hostOf(c).Artifacts; m != nil {
-			return m, nil
-		}
-		return nil, fmt.Errorf("artifact-manager: %w: only script capsules import it", ErrNotAvailable)
-	}
-	l.Func(path, "list", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
-		m, err := mgr(c)
-		if err != nil {
-			return lower([]ArtifactSummary{}), nil
-		}
-		return lower(m.List(c.Context())), nil
-	})
-	l.Func(path, "describe", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
-		m, err := mgr(c)
-		if err != nil {
-			return okOrErr(nil, err), nil
-		}
-		r, err := m.Describe(c.Context(), a[0].Str())
-		return okOrErr(r, err), nil
-	})
-	l.Func(path, "search", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
-		m, err := mgr(c)
-		if err != nil {
-			return okOrErr(nil, err), nil
-		}
-		r, err := m.Search(c.Context(), a[0].Str())
-		return okOrErr(r, err), nil
-	})
-	l.Func(path, "pull", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
-		m, err := mgr(c)
-		if err != nil {
-			return okOrErr(nil, err), nil
-		}
-		r, err := m.Pull(c.Context(), a[0].Str(), a[1].Str())
-		return okOrErr(r, err), nil
-	})
-	l.Func(path, "remove", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
-		m, err := mgr(c)
-		if err != nil {
-			return okOrErr(nil, err), nil
-		}
-		r, err := m.Remove(c.Context(), a[0].Str())
-		if err != nil {
-			return okOrErr(nil, err), nil
-		}
-		return cm.OK(cm.Bool(r)), nil
-	})
-	l.Func(path, "diagnostics", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
-		m, err := mgr(c)
-		if err != nil {
-			return okOrErr(nil, err), nil
-		}
-		r, err := m.Diagnostics(c.Context())
-		return okOrErr(r, err), nil
 	})
 }

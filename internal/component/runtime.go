@@ -50,6 +50,17 @@ func New(cfg cm.Config) (*Runtime, error) {
 	return &Runtime{engine: e, linker: l}, nil
 }
 
+// Imports lists the interfaces the runtime's linker serves (WASI and the
+// murmur host imports), sorted.
+func (r *Runtime) Imports() []string { return r.linker.Instances() }
+
+// Exports lists the murmur interfaces the host resolves and calls on a
+// component, at exactly the versions it resolves: a tool's or http
+// driver's run, a hook's lifecycle, a process driver's process and a
+// script capsule's run (Instance.Capsule; mur build checks a runtime:
+// capsule artifact against it, though no session runs one yet).
+var Exports = []string{IfaceToolRun, IfaceLifecycle, IfaceProcess, IfaceCapsuleRun}
+
 // Close releases the engine and linker.
 func (r *Runtime) Close() error {
 	r.linker.Close()

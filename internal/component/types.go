@@ -182,44 +182,6 @@ type ShellResult struct {
 	FullOutputPath *string `wit:"full-output-path"`
 }
 
-// Types of murmur:artifact-manager/manage@0.1.0.
-
-// RuntimeType is enum runtime-type.
-type RuntimeType string
-
-func (RuntimeType) witEnum() {}
-
-// The runtime-type cases.
-const (
-	RuntimeWasm   RuntimeType = "wasm"
-	RuntimeNative RuntimeType = "native"
-)
-
-// ArtifactSummary is record artifact-summary.
-type ArtifactSummary struct {
-	Name    string      `wit:"name"`
-	Version string      `wit:"version"`
-	Runtime RuntimeType `wit:"runtime"`
-}
-
-// ArtifactInfo is record artifact-info.
-type ArtifactInfo struct {
-	Name         string      `wit:"name"`
-	Version      string      `wit:"version"`
-	Description  string      `wit:"description"`
-	Tags         []string    `wit:"tags"`
-	Runtime      RuntimeType `wit:"runtime"`
-	InputSchema  *string     `wit:"input-schema"`
-	OutputSchema *string     `wit:"output-schema"`
-}
-
-// RuntimeState is record runtime-state.
-type RuntimeState struct {
-	CapsuleID    string            `wit:"capsule-id"`
-	Installed    []ArtifactSummary `wit:"installed"`
-	Capabilities string            `wit:"capabilities"`
-}
-
 // Types of murmur:task-io/read@0.1.0.
 
 // TaskText is record task-text.

@@ -11,32 +11,28 @@ import (
 
 // witShapes maps "package/interface.type" to the Go type mirroring it.
 var witShapes = map[string]any{
-	"murmur:tool/run.status":                          Status(""),
-	"murmur:tool/run.tool-input":                      ToolInput{},
-	"murmur:tool/run.tool-result":                     ToolResult{},
-	"murmur:hook/lifecycle.message":                   Message{},
-	"murmur:hook/lifecycle.tool-manifest":             ToolManifest{},
-	"murmur:hook/lifecycle.session-context":           SessionContext{},
-	"murmur:hook/lifecycle.stage-event":               StageEvent{},
-	"murmur:hook/lifecycle.task-start-event":          TaskStartEvent{},
-	"murmur:hook/lifecycle.task-end-event":            TaskEndEvent{},
-	"murmur:hook/lifecycle.inference-event":           InferenceEvent{},
-	"murmur:hook/lifecycle.tool-event":                ToolEvent{},
-	"murmur:hook/lifecycle.shell-event":               ShellEvent{},
-	"murmur:hook/lifecycle.compaction-event":          CompactionEvent{},
-	"murmur:hook/lifecycle.session-end-event":         SessionEndEvent{},
-	"murmur:runtime/inference.inference-request":      InferenceRequest{},
-	"murmur:runtime/inference.inference-response":     InferenceResponse{},
-	"murmur:message/send.message":                     PeerMessage{},
-	"murmur:message/send.task-result":                 PeerTaskResult{},
-	"murmur:shell/execute.shell-result":               ShellResult{},
-	"murmur:artifact-manager/manage.runtime-type":     RuntimeType(""),
-	"murmur:artifact-manager/manage.artifact-summary": ArtifactSummary{},
-	"murmur:artifact-manager/manage.artifact-info":    ArtifactInfo{},
-	"murmur:artifact-manager/manage.runtime-state":    RuntimeState{},
-	"murmur:task-io/read.task-text":                   TaskText{},
-	"murmur:conversation/read.entry":                  ConversationEntry{},
-	"murmur:conversation/read.page":                   ConversationPage{},
+	"murmur:tool/run.status":                      Status(""),
+	"murmur:tool/run.tool-input":                  ToolInput{},
+	"murmur:tool/run.tool-result":                 ToolResult{},
+	"murmur:hook/lifecycle.message":               Message{},
+	"murmur:hook/lifecycle.tool-manifest":         ToolManifest{},
+	"murmur:hook/lifecycle.session-context":       SessionContext{},
+	"murmur:hook/lifecycle.stage-event":           StageEvent{},
+	"murmur:hook/lifecycle.task-start-event":      TaskStartEvent{},
+	"murmur:hook/lifecycle.task-end-event":        TaskEndEvent{},
+	"murmur:hook/lifecycle.inference-event":       InferenceEvent{},
+	"murmur:hook/lifecycle.tool-event":            ToolEvent{},
+	"murmur:hook/lifecycle.shell-event":           ShellEvent{},
+	"murmur:hook/lifecycle.compaction-event":      CompactionEvent{},
+	"murmur:hook/lifecycle.session-end-event":     SessionEndEvent{},
+	"murmur:runtime/inference.inference-request":  InferenceRequest{},
+	"murmur:runtime/inference.inference-response": InferenceResponse{},
+	"murmur:message/send.message":                 PeerMessage{},
+	"murmur:message/send.task-result":             PeerTaskResult{},
+	"murmur:shell/execute.shell-result":           ShellResult{},
+	"murmur:task-io/read.task-text":               TaskText{},
+	"murmur:conversation/read.entry":              ConversationEntry{},
+	"murmur:conversation/read.page":               ConversationPage{},
 }
 
 var (
@@ -156,8 +152,6 @@ func enumCases(t reflect.Type) []string {
 	switch t {
 	case reflect.TypeFor[Status]():
 		return []string{string(StatusPassed), string(StatusFailed), string(StatusError)}
-	case reflect.TypeFor[RuntimeType]():
-		return []string{string(RuntimeWasm), string(RuntimeNative)}
 	case reflect.TypeFor[InterruptMode]():
 		return []string{string(InterruptStdinMessage), string(InterruptSignalInt), string(InterruptUnsupported)}
 	}

@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// ServedWIT must list exactly the murmur packages of the repository's wit/
-// tree at their declared versions: the WIT level this mur serves.
-func TestServedWITMatchesTree(t *testing.T) {
+// ServedWIT may list only murmur packages of the repository's wit/ tree,
+// each at its declared version (which of them the host really serves is
+// component's TestServedWITIsWhatTheHostServes).
+func TestServedWITInTree(t *testing.T) {
 	files, _ := filepath.Glob("../../wit/murmur-*/*.wit")
 	if len(files) == 0 {
 		t.Skip("no wit/ tree beside this package")
@@ -25,14 +26,9 @@ func TestServedWITMatchesTree(t *testing.T) {
 			tree[string(m[1])] = string(m[2])
 		}
 	}
-	for pkg, v := range tree {
-		if ServedWIT[pkg] != v {
-			t.Errorf("wit/ declares %s@%s, ServedWIT has %q", pkg, v, ServedWIT[pkg])
-		}
-	}
-	for pkg := range ServedWIT {
-		if _, ok := tree[pkg]; !ok {
-			t.Errorf("ServedWIT lists %s, which wit/ does not declare", pkg)
+	for pkg, v := range ServedWIT {
+		if declared, ok := tree[pkg]; !ok || declared != v {
+			t.Errorf("ServedWIT lists %s@%s, wit/ declares %q", pkg, v, declared)
 		}
 	}
 }

@@ -101,6 +101,14 @@ func (l *Linker) Resource(path []string, name string, ty ResourceType, dtor Reso
 	l.dropBuilt()
 }
 
+// Instances lists the top-level instance names defined so far, sorted:
+// the interfaces this linker serves.
+func (l *Linker) Instances() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return sortedKeys(l.root.children)
+}
+
 // dropBuilt forgets the built linkers; each is freed by its finalizer once
 // no instantiation in flight holds it.
 func (l *Linker) dropBuilt() {

@@ -124,6 +124,9 @@ func (*Linker) Resource([]string, string, ResourceType, ResourceDtor) {}
 // Close does nothing.
 func (*Linker) Close() error { return nil }
 
+// Instances lists nothing without cgo.
+func (*Linker) Instances() []string { return nil }
+
 // Instantiate returns ErrNoCgo.
 func (*Linker) Instantiate(context.Context, *Store, *Component) (*Instance, error) {
 	return nil, ErrNoCgo
