@@ -43,7 +43,7 @@ func kvInstance(t testing.TB, rt *component.Runtime, c *cm.Component) *component
 
 // kvComponent lists the fixture's tools on one instance and serves them
 // from another, as a capsule does.
-func kvComponent(t *testing.T, args map[string]any) (*Component, map[string]agent.Tool) {
+func kvComponent(t testing.TB, args map[string]any) (*Component, map[string]agent.Tool) {
 	t.Helper()
 	rt, c := kvRuntime(t)
 	lister := kvInstance(t, rt, c)

@@ -83,6 +83,9 @@ func findSection(b []byte, depth int) ([]byte, error) {
 	if len(b) < preambleLen || [4]byte(b[:4]) != magic {
 		return nil, fmt.Errorf("%w: not a WebAssembly binary (no \\0asm preamble)", ErrMalformed)
 	}
+	// Bytes 6-7 are the layer: 1 for a component, 0 for a core module,
+	// whose sections 1 and 4 are its type and table sections.
+	component := b[6] == 1 && b[7] == 0
 	var nested [][]byte
 	for off := preambleLen; off < len(b); {
 		id := b[off]
@@ -106,7 +109,9 @@ func findSection(b []byte, depth int) ([]byte, error) {
 				return body[m+int(nameLen):], nil
 			}
 		case sectionCoreModule, sectionComponent:
-			nested = append(nested, body)
+			if component {
+				nested = append(nested, body)
+			}
 		}
 		off = end
 	}

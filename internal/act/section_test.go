@@ -88,6 +88,10 @@ func TestReadSectionRefusals(t *testing.T) {
 		says string
 	}{
 		{"no section", componentPreamble, ErrNoSection, "no act:component"},
+		// A core module's sections 1 and 4 (types, tables) are not nested
+		// binaries.
+		{"core module without section", append(append([]byte{}, coreModule...), 1, 1, 0, 4, 1, 0), ErrNoSection, "no act:component"},
+		{"component nesting a core module without section", nest(sectionCoreModule, append(append([]byte{}, coreModule...), 1, 1, 0)), ErrNoSection, "no act:component"},
 		{"not wasm", []byte("hello, world"), ErrMalformed, "preamble"},
 		{"truncated section", append(append([]byte{}, componentPreamble...), 0, 0x20, 1), ErrMalformed, "past the end"},
 		{"no std", AppendSection(componentPreamble, enc(map[string]any{"acme": map[string]any{}})), ErrMalformed, "no std table"},

@@ -68,12 +68,16 @@ func newActCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "act",
 		Short: "Try an ACT component outside a capsule: its metadata, its tools, one call",
+		Example: `  mur act info kv.wasm
+  mur act call kv.wasm get --args '{"key":"a"}' --session-args '{"namespace":"notes"}'`,
 	}
 	var infoJSON bool
 	info := &cobra.Command{
 		Use:   "info FILE",
 		Short: "Print an ACT component's act:component section and its tools",
-		Args:  cobra.ExactArgs(1),
+		Example: `  mur act info kv.wasm
+  mur act info kv.wasm --json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return actInfo(env, args[0], infoJSON)
 		},
@@ -92,6 +96,9 @@ with sessions (checked against its schema). The session is closed before
 the command ends. Content the terminal cannot show is written to --out
 (a new temporary folder by default) and named. Exit 1 when the call ends
 with an error event.`,
+		Example: `  mur act call kv.wasm put --args '{"key":"a","value":"1"}' --session-args '{"namespace":"notes"}'
+  mur act call fetch.wasm get --args '{"url":"https://example.org"}' --allow-net example.org
+  mur act call files.wasm list --dir ./data`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return actCall(env, args[0], args[1], o)
