@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,21 +58,22 @@ func cmdMCPClient(ts *testscript.TestScript, neg bool, args []string) {
 		wait = func() error { return nil }
 	} else {
 		cmd.Args = append(cmd.Args, "--http", "127.0.0.1:0")
-		pipe, err := cmd.StderrPipe()
+		// stderr goes to a file the script polls: no goroutine to copy it.
+		errPath := ts.MkAbs("mcp-http.stderr")
+		f, err := os.Create(errPath)
 		ts.Check(err)
+		defer f.Close()
+		cmd.Stderr = f
 		ts.Check(cmd.Start())
 		var token string
-		url, token = readServing(ts, pipe, &stderr)
-		rest := make(chan string, 1)
-		go func() {
-			b, _ := io.ReadAll(pipe)
-			rest <- string(b)
-		}()
+		url, token = waitServing(ts, errPath)
 		transport = &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}
 		wait = func() error {
 			cmd.Process.Signal(syscall.SIGINT)
-			stderr.WriteString(<-rest)
-			return cmd.Wait()
+			err := cmd.Wait()
+			b, _ := os.ReadFile(errPath)
+			stderr.Write(b)
+			return err
 		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "mcpc", Version: "1"}, nil)
@@ -168,24 +168,28 @@ func fileExists(p string) bool {
 var servingRE = regexp.MustCompile(`^mur: mcp: serving (\S+)$`)
 var tokenRE = regexp.MustCompile(`^mur: mcp: bearer token ([0-9a-f]+) `)
 
-// readServing reads mur mcp --http's stderr up to its URL and token.
-func readServing(ts *testscript.TestScript, r io.Reader, keep *strings.Builder) (url, token string) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		keep.WriteString(line + "\n")
-		if m := servingRE.FindStringSubmatch(line); m != nil {
-			url = m[1]
-		}
-		if m := tokenRE.FindStringSubmatch(line); m != nil {
-			token = m[1]
+// waitServing waits up to a minute for mur mcp --http's stderr (in the
+// file at path) to name its URL and token.
+func waitServing(ts *testscript.TestScript, path string) (url, token string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(data), "\n") {
+			if m := servingRE.FindStringSubmatch(line); m != nil {
+				url = m[1]
+			}
+			if m := tokenRE.FindStringSubmatch(line); m != nil {
+				token = m[1]
+			}
 		}
 		if url != "" && token != "" {
 			return url, token
 		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("mur mcp --http did not serve within a minute:\n%s", data)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	ts.Fatalf("mur mcp --http ended before it served:\n%s", keep.String())
-	return "", ""
 }
 
 // bearer adds the token to every request.
