@@ -113,13 +113,21 @@ type Loopback struct {
 // token. Close it before the session closes: it waits for the call in
 // progress.
 func ServeLoopback(tools Tools, o Options) (*Loopback, error) {
-	token, err := NewToken()
-	if err != nil {
-		return nil, err
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("mcp: loopback tool server: %w", err)
+	}
+	return ServeLoopbackOn(ln, tools, o)
+}
+
+// ServeLoopbackOn is ServeLoopback on a listener the caller made: the
+// process transport listens inside the sandbox's network namespace, where
+// the harness's 127.0.0.1 is. It closes ln when it fails.
+func ServeLoopbackOn(ln net.Listener, tools Tools, o Options) (*Loopback, error) {
+	token, err := NewToken()
+	if err != nil {
+		ln.Close()
+		return nil, err
 	}
 	s := NewServer(tools, o)
 	l := &Loopback{
