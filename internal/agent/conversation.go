@@ -17,6 +17,9 @@ const perMessageTokens = 4
 // A count may run on another goroutine while the provider answers; the
 // conversation is not appended to until that count is joined.
 type conversation struct {
+	// log receives every message added after the task's history: the
+	// session's durable record of the context; nil keeps none.
+	log    MessageLog
 	msgs   []Message
 	tokens []int64
 	shas   []string
@@ -36,7 +39,29 @@ func (c *conversation) add(m Message, rec trace.Recorder) error {
 	sha, err := rec.Hash(b)
 	c.msgs = append(c.msgs, m)
 	c.shas = append(c.shas, sha)
+	if c.log != nil {
+		c.log.Append(m)
+	}
 	return err
+}
+
+// MessageLog receives each message of a task's conversation as it is
+// made (the capsule session's conversation record).
+type MessageLog interface {
+	Append(Message)
+}
+
+// seed starts the conversation from history, which its log already holds.
+func (c *conversation) seed(history []Message, rec trace.Recorder) error {
+	log := c.log
+	c.log = nil
+	defer func() { c.log = log }()
+	for _, m := range history {
+		if err := c.add(m, rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // count fills in the token count of every message not yet counted. Each

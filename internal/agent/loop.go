@@ -204,6 +204,13 @@ type Task struct {
 	ContextID string
 	Origin    Origin
 	Text      string
+	// History is what the task starts from before Text: its context's
+	// earlier messages (lifecycle.conversation: threaded, mur run
+	// --resume); none for a fresh conversation.
+	History []Message
+	// Log receives every message the task adds, as it is made; nil keeps
+	// no record.
+	Log MessageLog
 }
 
 // Origin is where a task came from, recorded in task_start.
@@ -221,6 +228,7 @@ const (
 // RunTask runs one task to its end.
 func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 	t := &task{id: tk.ID, contextID: tk.ContextID, out: Outcome{TaskID: tk.ID}}
+	t.conv.log = tk.Log
 	if err := l.prepare(); err != nil {
 		return l.fail(t, causeInference, err.Error())
 	}
@@ -228,11 +236,17 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 	if tk.Origin != "" {
 		start["origin"] = string(tk.Origin)
 	}
+	if len(tk.History) > 0 {
+		start["history_messages"] = len(tk.History)
+	}
 	l.emit("task_start", start)
 	text, contextID := tk.Text, tk.ContextID
 	if contextID != l.cont.contextID {
 		// A continuation never crosses into another context.
 		l.cont = continuation{}
+	}
+	if err := t.conv.seed(tk.History, l.Recorder); err != nil {
+		return l.end(l.fail(t, causeInference, err.Error()))
 	}
 	if err := t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.Recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))

@@ -54,6 +54,12 @@ type Options struct {
 	Deadline time.Duration
 	// SystemPrompt replaces the manifest's system prompt; nil keeps it.
 	SystemPrompt *string
+	// ContextID is mur run --context: the launch task continues (threaded)
+	// or is recorded in that context; "" mints one.
+	ContextID string
+	// Resume is mur run --resume: the launch continues that recorded
+	// session's conversation, whatever lifecycle.conversation says.
+	Resume string
 	// CapsuleURL is the door's URL when mur run serves one; shell commands
 	// see it as MURMUR_CAPSULE_URL.
 	CapsuleURL string
@@ -224,9 +230,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	manifestDir, _ := filepath.Abs(filepath.Dir(path))
+	conv, err := conversationFor(c, murmurHome, manifestDir, o)
+	if err != nil {
+		return fail(err)
+	}
 	l.policy = policy
 	parts := Parts{
-		Config: cfg, Retain: retain, ManifestDir: manifestDir, MurmurHome: murmurHome,
+		Config: cfg, Conversation: conv, Retain: retain, ManifestDir: manifestDir, MurmurHome: murmurHome,
 		Workdir: o.Workdir, LaunchTask: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
 		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
 		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/conversation"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/otel"
@@ -27,6 +28,9 @@ import (
 // takes them from a caller that built its own (tests, benchmarks).
 type Parts struct {
 	Config agent.Config
+	// Conversation is the conversation policy; the zero value keeps no
+	// record (context.record: off).
+	Conversation Conversation
 	// Retain is trace.retain; nil deletes nothing, ever.
 	Retain *session.Retain
 	// ManifestDir holds murmur.yaml; MurmurHome is ~/.murmur.
@@ -147,6 +151,10 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	if p.Retain != nil {
 		s.sweep(p.ManifestDir, *p.Retain)
 	}
+	if d := s.openConversation(p.Conversation); d != nil {
+		s.abort()
+		return nil, refusal(diag.List{*d})
+	}
 	return s, nil
 }
 
@@ -189,6 +197,8 @@ type Session struct {
 	now    func() time.Time
 	start  time.Time
 	totals agent.Outcome
+	// conv gives each task its context's conversation record.
+	conv *conversation.Keeper
 	// The launch's own task, where it came from, and a task file that
 	// exists but could not be read.
 	launchTask   string
@@ -241,6 +251,12 @@ var (
 // this task (status canceled); the session's deadline and the session's
 // own end cancel it too.
 func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
+	return s.runTask(ctx, t, false)
+}
+
+// runTask is RunTask; launch marks mur run's own task, which takes the
+// launch's context.
+func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	s.run.Lock()
 	defer s.run.Unlock()
 	if s.isClosed() {
@@ -272,7 +288,16 @@ func (s *Session) RunTask(ctx context.Context, t Task) Outcome {
 	if s.l != nil {
 		s.l.text.bind(s.events, t.ID)
 	}
-	o := s.loop.RunTask(ctx, agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text})
+	history, log, err := s.beginTask(&t, launch)
+	if err != nil {
+		return Outcome{TaskID: t.ID, Status: agent.ExitFailed, Code: diag.RunConversationRecord, Reason: err.Error()}
+	}
+	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, History: history}
+	if log != nil {
+		at.Log = log
+	}
+	o := s.loop.RunTask(ctx, at)
+	s.endTask(t, o, log)
 	s.totals.Turns += o.Turns
 	s.totals.InputTokens += o.InputTokens
 	s.totals.OutputTokens += o.OutputTokens
@@ -291,7 +316,7 @@ func (s *Session) RunLaunchTask(ctx context.Context, events event.Sink) Outcome 
 		fmt.Fprintf(s.stderr, "mur: %s: no task: give one with --task, or put task.md or input.txt in the work folder %s\n", s.dirs.ID, s.dirs.Workdir)
 		return Outcome{Status: agent.ExitOK}
 	}
-	return s.RunTask(ctx, Task{Origin: OriginCLI, Text: s.launchTask, Events: events})
+	return s.runTask(ctx, Task{Origin: OriginCLI, Text: s.launchTask, Events: events}, true)
 }
 
 // mintTaskID names a task: the session's first is tsk_ with the session's
@@ -352,7 +377,7 @@ func (s *Session) Close(final Outcome) error {
 		fmt.Fprintln(s.stderr, agent.FragmentWarning())
 	}
 	fmt.Fprintln(s.stderr, statusLine(s.dirs, final, s.totals))
-	err := errors.Join(werr, s.tw.Err(), s.tw.Close(), trace.TakeBlobErr(s.dirs.Blobs()), s.dirs.Release())
+	err := errors.Join(werr, s.conv.Close(), s.tw.Err(), s.tw.Close(), trace.TakeBlobErr(s.dirs.Blobs()), s.dirs.Release())
 	s.endSession(nil)
 	if s.l != nil {
 		s.l.close()

@@ -53,9 +53,10 @@ name, from --manifest; --store names a store directly.`,
 	}
 
 	ls := &cobra.Command{
-		Use:   "ls",
-		Short: "List the store's records: context, owner, messages, last write",
-		Args:  cobra.NoArgs,
+		Use:     "ls",
+		Short:   "List the store's records: context, owner, messages, last write",
+		Example: "  mur conversation ls\n  mur conversation ls --store shey --json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := store(cmd)
 			if err != nil {
@@ -93,9 +94,10 @@ name, from --manifest; --store names a store directly.`,
 
 	var showJSON bool
 	show := &cobra.Command{
-		Use:   "show CONTEXT",
-		Short: "Print a record's messages, oldest first",
-		Args:  cobra.ExactArgs(1),
+		Use:     "show CONTEXT",
+		Short:   "Print a record's messages, oldest first",
+		Example: "  mur conversation show ctx_01k4m2y7xq8f9v3n5r7t9w1c2e --json",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := store(cmd)
 			if err != nil {
@@ -121,9 +123,10 @@ name, from --manifest; --store names a store directly.`,
 	show.Flags().BoolVar(&showJSON, "json", false, "print the header and messages as one JSON document")
 
 	rm := &cobra.Command{
-		Use:   "rm CONTEXT",
-		Short: "Remove a record whole, whichever capsule owns it",
-		Args:  cobra.ExactArgs(1),
+		Use:     "rm CONTEXT",
+		Short:   "Remove a record whole, whichever capsule owns it",
+		Example: "  mur conversation rm ctx_01k4m2y7xq8f9v3n5r7t9w1c2e",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := store(cmd)
 			if err != nil {

@@ -23,6 +23,7 @@ func newTraceCmd(env *Env) *cobra.Command {
 		Example: "  mur trace show ses_01J9Z3",
 	}
 	var asJSON bool
+	var htmlOut string
 	show := &cobra.Command{
 		Use:   "show SESSION",
 		Short: "Print a session's timeline: tasks, turns, tool calls with durations, tokens, spend, errors",
@@ -32,8 +33,10 @@ with their status and duration, and what went wrong (failed calls,
 retries, spend refusals, task failures).
 
 SESSION is a session id (ses_…, looked up under ~/.murmur/records/), a
-session's records directory, or a trace.jsonl file.`,
-		Example: "  mur trace show ses_01J9Z3\n  mur trace show ~/.murmur/records/demo/ses_01J9Z3/trace.jsonl --json",
+session's records directory, or a trace.jsonl file. --html FILE writes the
+same timeline as one HTML page that needs nothing else: a chart of every
+turn and tool call on the session's clock, and their tables.`,
+		Example: "  mur trace show ses_01J9Z3 --html ses_01J9Z3.html\n  mur trace show ~/.murmur/records/demo/ses_01J9Z3/trace.jsonl --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := tracePath(args[0])
@@ -44,6 +47,9 @@ session's records directory, or a trace.jsonl file.`,
 			if err != nil {
 				return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s: %w", path, err)}
 			}
+			if htmlOut != "" {
+				return writeHTMLFile(env, s, htmlOut)
+			}
 			if asJSON {
 				return writeJSON(env.Stdout, s)
 			}
@@ -52,6 +58,7 @@ session's records directory, or a trace.jsonl file.`,
 		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the timeline as one JSON document")
+	show.Flags().StringVar(&htmlOut, "html", "", "write the timeline as one self-contained HTML page to this file")
 	var diffJSON bool
 	diff := &cobra.Command{
 		Use:   "diff A B",
@@ -89,7 +96,7 @@ they diverge. A and B are what mur trace show takes.`,
 		},
 	}
 	diff.Flags().BoolVar(&diffJSON, "json", false, "print the comparison as one JSON document")
-	cmd.AddCommand(show, diff)
+	cmd.AddCommand(show, diff, newTraceReportCmd(env))
 	return cmd
 }
 
@@ -138,6 +145,31 @@ func tracePath(arg string) (string, error) {
 		return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("session %s: no trace under %s; give its records directory or trace.jsonl if it lives elsewhere", arg, filepath.Join(home, "records"))}
 	}
 	return found[0], nil
+}
+
+// writeHTMLFile writes s's HTML page to path, whole or not at all.
+func writeHTMLFile(env *Env, s *timeline.Session, path string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*")
+	if err != nil {
+		return &ExitError{Code: ExitFailed, Err: err}
+	}
+	defer os.Remove(f.Name())
+	err = s.WriteHTML(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("write %s: %w", path, err)}
+	}
+	fmt.Fprintf(env.Stderr, "mur: wrote %s\n", path)
+	return nil
 }
 
 func ms(n int64) string { return (time.Duration(n) * time.Millisecond).String() }

@@ -218,6 +218,13 @@ const (
 	// mur does not carry out (manifest.Fields lists it as refused); it is
 	// refused at launch rather than run without it. mur's own.
 	RunNotHonoured Code = "E-RUN-900"
+	// RunResume: mur run --resume names a session this capsule cannot
+	// continue — none by that id among its sessions, one that ran no task,
+	// or context.record: off. mur's own.
+	RunResume Code = "E-RUN-901"
+	// RunConversationRecord: the conversation record a launch or task
+	// opens cannot be read (a damaged line) or written. mur's own.
+	RunConversationRecord Code = "E-RUN-902"
 	// SpendMeter: the machine spend meter's file (spend.machine_tokens_per_day)
 	// is damaged; it is refused rather than read as 0 used. mur's own.
 	SpendMeter Code = "E-SPEND-001"

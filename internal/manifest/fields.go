@@ -175,12 +175,10 @@ var Fields = concat(
 		h("network.authentication.credentials.*.scopes", "extra door tokens and their scopes"),
 
 		h("context.max_tokens", "the context window input budgets are cut from"),
-		{Path: "context.record", Status: Refused, Code: diag.RunNotHonoured, When: "record: on",
-			Why:       "this build of mur keeps no durable conversation record; record: off is what it does",
-			RefusedIf: func(c *Capsule, _ string) bool { return c.Context != nil && c.Context.Record != "off" }},
-		r("context.record_store", "this build of mur keeps no durable conversation record"),
-		r("context.retain.max_age", "this build of mur keeps no durable conversation record"),
-		r("context.retain.max_messages", "this build of mur keeps no durable conversation record"),
+		h("context.record", "the durable conversation record under ~/.murmur/conversations/"),
+		h("context.record_store", "the record's directory under ~/.murmur/conversations/"),
+		h("context.retain.max_age", "conversation retention: records this capsule owns, removed whole at launch"),
+		h("context.retain.max_messages", "conversation retention: the launch context's record, cut from the front at launch"),
 		r("context.seed_budget", "seeds come from on-task-start hooks, and "+noHooks),
 		r("context.seed_overflow_margin", "seeds come from on-task-start hooks, and "+noHooks),
 		r("context.images.keep", "image limits are not enforced by this build of mur"),
@@ -234,11 +232,7 @@ var Fields = concat(
 		h("lifecycle.done_check.command", "the done check"),
 		h("lifecycle.done_check.limit", "the done check"),
 		h("lifecycle.done_check.timeout_secs", "the done check"),
-		{Path: "lifecycle.conversation", Status: Refused, Code: diag.RunNotHonoured, When: "conversation: threaded",
-			Why: "tasks sharing a contextId do not accumulate history in this build of mur; stateless is what it does",
-			RefusedIf: func(c *Capsule, _ string) bool {
-				return c.Lifecycle != nil && c.Lifecycle.Conversation != "" && c.Lifecycle.Conversation != "stateless"
-			}},
+		h("lifecycle.conversation", "a threaded task starts from its context's record; out/result_<taskId>.txt"),
 		r("lifecycle.max_task_reopens", "reopening comes from on-task-end hooks, and "+noHooks),
 		r("lifecycle.delegation_deadline_secs", "sub-capsules are not in this build of mur"),
 
