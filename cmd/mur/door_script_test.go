@@ -24,6 +24,8 @@ import (
 //	a2a ADDR send [-now] TEXT      SendMessage TEXT (-now: returnImmediately); print
 //	                               "state STATE" and "answer TEXT" and set $TASK to its id
 //	a2a ADDR get ID                print "state STATE" of task ID
+//	                               (every verb that prints a task also prints "running WORK_ID"
+//	                               for each entry of its metadata.murmur.runningCommands)
 //	a2a ADDR cancel ID             CancelTask ID; print "state STATE"
 //	a2a ADDR reply ID TEXT         SendMessage TEXT on task ID (the follow-up to a task
 //	                               waiting for input); print "state STATE" and "answer TEXT"
@@ -105,6 +107,12 @@ func cmdA2A(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if len(answer) > 0 {
 			fmt.Fprintf(ts.Stdout(), "answer %s\n", strings.Join(answer, ""))
+		}
+		if m, ok := t.Metadata["murmur"].(map[string]any); ok {
+			running, _ := m["runningCommands"].([]any)
+			for _, id := range running {
+				fmt.Fprintf(ts.Stdout(), "running %v\n", id)
+			}
 		}
 	}
 	switch rest := args[2:]; args[1] {

@@ -13,6 +13,7 @@ import (
 	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/otel"
 	"github.com/murmur/mur/internal/shell"
 )
 
@@ -27,6 +28,12 @@ type doorBackend struct{ s *Session }
 // the stream); the answer is the completed task's text.
 func (b doorBackend) RunTask(ctx context.Context, t door.Task, u door.Updates) door.Outcome {
 	task := Task{ID: t.ID, ContextID: t.ContextID, Origin: doorOrigin(t.Origin), Text: t.Text}
+	if t.Traceparent != "" {
+		// The task's spans join the caller's trace (the sending capsule's
+		// turn). A header that is not a valid traceparent is ignored, as
+		// W3C Trace Context says a receiver does.
+		_ = otel.Adopt(t.ID, t.Traceparent, t.Tracestate)
+	}
 	if u != nil {
 		task.Events = &progress{updates: u}
 		// Tasks run one at a time, so the task in progress is the one a
@@ -239,12 +246,30 @@ func (t *taskInput) RequestInput(ctx context.Context, prompt string) (string, er
 
 // peerSender serves murmur:message/send for the capsule's components: a
 // door.Sender limited to the capsule's capabilities.network.allow.
-func peerSender(c *manifest.Capsule) component.MessageSender {
+func peerSender(c *manifest.Capsule) messageSender {
 	var allow []string
 	if c != nil && c.Capabilities != nil && c.Capabilities.Network != nil {
 		allow = c.Capabilities.Network.Allow
 	}
 	return messageSender{&door.Sender{Allow: allow}}
+}
+
+// peerSender is the session's murmur:message/send: its messages carry the
+// W3C traceparent of the task in progress (its open turn while the turn's
+// tool calls run), so the peer's task joins this trace (spec 000: "the
+// host injects a W3C traceparent header on the outgoing request"). Tasks
+// run one at a time, so the task in progress is the caller's.
+func (l *launcher) peerSender() component.MessageSender {
+	m := peerSender(l.c)
+	m.s.Traceparent = func(context.Context) string { return otel.Traceparent(l.text.task()) }
+	return m
+}
+
+// task is the id of the task in progress, "" between tasks.
+func (s *textSource) task() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taskID
 }
 
 type messageSender struct{ s *door.Sender }

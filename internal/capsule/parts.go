@@ -135,7 +135,7 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 			}
 			g := grantFor(l.c, l.scope, e.Name, l.gws[e.Name], false, osGetenv)
 			lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host {
-				return &component.Host{Input: &l.input, Messages: peerSender(l.c), Shell: l.shellExecutor(), Tools: toolInvoker{}}
+				return &component.Host{Input: &l.input, Messages: l.peerSender(), Shell: l.shellExecutor(), Tools: toolInvoker{}}
 			}}
 			l.lazies = append(l.lazies, lc)
 			if acts, ok, err := l.actTools(e, lc); err != nil {
@@ -243,6 +243,7 @@ func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Si
 	}
 	p := shellPolicy(l.c, d, l.capsuleURL)
 	p.Stderr = stderr
+	p.OnBackgroundExit = l.completions.exited
 	s, err := shell.New(p, sb, sink)
 	if err != nil {
 		l.failShell(err)
@@ -253,6 +254,7 @@ func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Si
 		return
 	}
 	l.shell = s
+	l.completions.bind(s)
 	byName := map[string]agent.Tool{}
 	for _, t := range shelltool.Tools(s) {
 		byName[t.Def().Name] = t

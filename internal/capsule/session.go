@@ -121,6 +121,9 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		Workdir: dirs.Workdir, BlobDir: dirs.Blobs(), Logs: dirs.Logs(),
 		Start: s.start, Deadline: p.Deadline, Now: p.Now, Sleep: p.Sleep, Rand: p.Rand,
 	}
+	if l != nil {
+		rt.Events = l.completions.stamp(s.events)
+	}
 	if n := p.Config.MachineTokensPerDay; n > 0 {
 		rt.Meter = spend.NewMachineMeter(spend.MeterPath(p.MurmurHome), n)
 	}

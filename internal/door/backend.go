@@ -34,6 +34,11 @@ type Task struct {
 	// a declared credential's name, or "" on a door without
 	// network.authentication.
 	Caller string
+	// Traceparent and Tracestate are the W3C trace context headers of the
+	// request that started the task ("" for none): a capsule sending
+	// through murmur:message/send stamps them, so the task's spans can
+	// join the sender's trace.
+	Traceparent, Tracestate string
 }
 
 // State is how a task ended.

@@ -30,6 +30,7 @@ type double struct {
 	mu      sync.Mutex
 	records []string
 	runs    map[string]int
+	tasks   []Task // every task run, in order
 	release chan struct{}
 	started chan string
 }
@@ -41,6 +42,7 @@ func newDouble() *double {
 func (b *double) RunTask(ctx context.Context, t Task, u Updates) Outcome {
 	b.mu.Lock()
 	b.runs[t.ID]++
+	b.tasks = append(b.tasks, t)
 	b.mu.Unlock()
 	b.started <- t.ID
 	verb, arg, _ := strings.Cut(t.Text, " ")

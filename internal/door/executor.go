@@ -93,7 +93,8 @@ func (x executor) start(ctx context.Context, ec *a2asrv.ExecutorContext, yield f
 	d := x.d
 	c, _ := callerFrom(ctx)
 	info := ec.TaskInfo()
-	task := Task{ID: string(info.TaskID), ContextID: info.ContextID, Text: textOf(ec.Message), Origin: c.origin, Caller: c.name}
+	task := Task{ID: string(info.TaskID), ContextID: info.ContextID, Text: textOf(ec.Message), Origin: c.origin, Caller: c.name,
+		Traceparent: c.traceparent, Tracestate: c.tracestate}
 	submitted := a2a.NewSubmittedTask(ec, ec.Message)
 
 	switch adm := d.queue.Offer(task.ID); adm {

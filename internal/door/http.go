@@ -114,6 +114,7 @@ func (d *Door) serveRPC(w http.ResponseWriter, r *http.Request) {
 		origin = OriginClient
 	}
 	c.origin = origin
+	c.traceparent, c.tracestate = r.Header.Get("traceparent"), r.Header.Get("tracestate")
 
 	if r.URL.Path != "/" {
 		drain(r.Body)

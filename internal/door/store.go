@@ -23,6 +23,8 @@ type caller struct {
 	name    string // "operator", a credential name, or "" without authentication
 	seesAll bool   // the operator token, or a door without authentication
 	origin  Origin
+	// traceparent and tracestate are the request's W3C trace context.
+	traceparent, tracestate string
 }
 
 type callerKey struct{}
