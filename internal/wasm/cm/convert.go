@@ -228,7 +228,7 @@ func fromC(p *cval) Val {
 	case KindString, KindEnum:
 		return Val{kind: k, s: readName(&p.a)}
 	case KindList, KindTuple:
-		elems := unsafe.Slice((*cval)(ptrAt(&p.b)), int(p.a))
+		elems := cslice[cval](p)
 		if k == KindList && len(elems) > 0 && elems[0].kind == uint8(KindU8) {
 			b := make([]byte, len(elems))
 			for i := range elems {
@@ -245,7 +245,7 @@ func fromC(p *cval) Val {
 		}
 		return out
 	case KindRecord:
-		entries := unsafe.Slice((*centry)(ptrAt(&p.b)), int(p.a))
+		entries := cslice[centry](p)
 		out := Val{kind: k, elems: make([]Val, len(entries)), names: make([]string, len(entries))}
 		for i := range entries {
 			out.names[i] = readName(&entries[i].nameSize)
@@ -253,7 +253,7 @@ func fromC(p *cval) Val {
 		}
 		return out
 	case KindFlags:
-		names := unsafe.Slice((*[2]uint64)(ptrAt(&p.b)), int(p.a))
+		names := cslice[[2]uint64](p)
 		out := Val{kind: k, names: make([]string, len(names))}
 		for i := range names {
 			out.names[i] = readName(&names[i][0])
@@ -308,4 +308,15 @@ func hostHandle(ctx *C.wasmtime_context_t, v Val) (HostHandle, error) {
 		Rep:   uint32(C.wasmtime_component_resource_host_rep(h)),
 		Owned: bool(C.wasmtime_component_resource_host_owned(h)),
 	}, nil
+}
+
+// cslice views the p.a values at p.b that a lifted list, tuple, record or
+// flags value holds. An empty one is nil: wasmtime's empty vectors carry
+// a dangling non-nil pointer (0x8), which the Go stack copier rejects as
+// invalid when a frame holding it grows its stack.
+func cslice[T any](p *cval) []T {
+	if p.a == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(ptrAt(&p.b)), int(p.a))
 }

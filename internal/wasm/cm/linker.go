@@ -101,6 +101,16 @@ func (l *Linker) Resource(path []string, name string, ty ResourceType, dtor Reso
 	l.dropBuilt()
 }
 
+// Instance defines the instance at path, empty until functions or
+// resources are added: it serves an import of an interface that exports
+// only types (ACT's act:core/types), which needs no definitions.
+func (l *Linker) Instance(path []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.node(path)
+	l.dropBuilt()
+}
+
 // Instances lists the top-level instance names defined so far, sorted:
 // the interfaces this linker serves.
 func (l *Linker) Instances() []string {
@@ -160,6 +170,13 @@ func (l *Linker) plan(c *Component) ([]binding, error) {
 			continue
 		}
 		def, ok := l.match(imp.Name)
+		if !ok && len(imp.Funcs) == 0 && len(imp.Resources) == 0 {
+			// An interface imported only for its types (a WIT use of
+			// another interface's records) needs nothing defined: an empty
+			// instance satisfies it.
+			out = append(out, binding{name: imp.Name})
+			continue
+		}
 		if !ok {
 			missing = append(missing, fmt.Sprintf("instance %q", imp.Name))
 			continue
@@ -225,7 +242,11 @@ func (l *Linker) build(plan []binding) (*builtLinker, error) {
 		if err != nil {
 			break
 		}
-		err = defineInstance(root, b.name, l.root.children[b.defined], []string{b.name}, b.streams)
+		n := l.root.children[b.defined]
+		if b.defined == "" {
+			n = newNode()
+		}
+		err = defineInstance(root, b.name, n, []string{b.name}, b.streams)
 	}
 	C.wasmtime_component_linker_instance_delete(root)
 	if err != nil {

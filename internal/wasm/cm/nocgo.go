@@ -124,6 +124,9 @@ func (*Linker) Resource([]string, string, ResourceType, ResourceDtor) {}
 // Close does nothing.
 func (*Linker) Close() error { return nil }
 
+// Instance does nothing without cgo.
+func (*Linker) Instance([]string) {}
+
 // Instances lists nothing without cgo.
 func (*Linker) Instances() []string { return nil }
 
