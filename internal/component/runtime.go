@@ -26,6 +26,11 @@ var ErrMissingHandler = errors.New("hook component lacks a required handler")
 // right version but not the function asked for.
 var errMissingFunc = errors.New("interface lacks the function")
 
+// TypeInterfaces are interfaces that export only types, which a
+// component imports when its world uses their records (an ACT component
+// built from act:tools-sync imports all three); they are served empty.
+var TypeInterfaces = []string{"act:core/types@0.4.0", "act:tools/types@0.2.0", "act:sessions/types@0.2.0"}
+
 // Runtime is one engine with one linker that serves WASI and every murmur
 // host import. It is safe for concurrent use; each instance gets its own
 // store, WASI context and Host.
@@ -47,6 +52,9 @@ func New(cfg cm.Config) (*Runtime, error) {
 		return nil, err
 	}
 	defineHost(l)
+	for _, iface := range TypeInterfaces {
+		l.Instance([]string{iface})
+	}
 	return &Runtime{engine: e, linker: l}, nil
 }
 
