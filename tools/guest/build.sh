@@ -47,6 +47,14 @@ for dir in "$@"; do
   if [ "$role" = driver ] && grep -qs 'murmur/mur/sdk/go/processdriver"' "$dir"/*.go; then
     role=process-driver
   fi
+  # An ACT component is a runtime: tool artifact whose Go source uses
+  # sdk/go/act (and sdk/go/act/sessions for a session provider).
+  if [ "$role" = tool ] && grep -qs 'murmur/mur/sdk/go/act"' "$dir"/*.go; then
+    role=act
+    if grep -qs 'murmur/mur/sdk/go/act/sessions"' "$dir"/*.go; then
+      role=act-sessions
+    fi
+  fi
   if [ -z "$name" ] || [ -z "$role" ]; then
     echo "build.sh: $manifest: needs name: and runtime:" >&2
     exit 1
@@ -56,6 +64,11 @@ for dir in "$@"; do
     (cd "$dir" && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$tmp/$name.core.wasm" .)
     "$tmp/wasmlink" "$tmp/$name.core.wasm" "$tmp/$name.linked.wasm"
     node "$here/componentize.mjs" --role "$role" --core "$tmp/$name.linked.wasm" --out "$target"
+    case $role in act | act-sessions)
+      # The act:component section (spec 003), from the artifact's manifest.
+      (cd "$root" && go run ./sdk/go/act/cmd/actsection -name "$name" -version "$(field "$manifest" version)" \
+        -description "$(field "$manifest" description)" "$target")
+    esac
   elif [ -f "$dir/index.js" ]; then
     node "$here/componentize.mjs" --role "$role" --js "$dir/index.js" --out "$target"
   else

@@ -1,7 +1,8 @@
 // The world each artifact role is built against. A guest is embedded with a
 // generated world that includes its role's murmur world plus the imports
 // the host links for that role whether or not they are granted (wasi:http
-// for every role, task-io and conversation for hooks). wit-component keeps
+// for every role, tool-registry, shell and message for tools, task-io and
+// conversation for hooks). wit-component keeps
 // only the imports the code actually calls, so a component names exactly
 // the interfaces it uses.
 import { WASI_VERSION } from './wit.mjs';
@@ -9,7 +10,13 @@ import { WASI_VERSION } from './wit.mjs';
 const http = `import wasi:http/outgoing-handler@${WASI_VERSION};`;
 
 export const ROLES = {
-  tool: ['murmur:runtime-guest/tool@0.1.0', http],
+  tool: [
+    'murmur:runtime-guest/tool@0.1.0',
+    http,
+    'import murmur:tool-registry/invoke@0.1.0;',
+    'import murmur:shell/execute@0.1.0;',
+    'import murmur:message/send@0.1.0;',
+  ],
   driver: ['murmur:runtime-guest/driver@0.1.0', http],
   capsule: ['murmur:runtime-guest/capsule@0.1.0', http],
   hook: [
@@ -19,6 +26,10 @@ export const ROLES = {
     'import murmur:conversation/read@0.1.0;',
   ],
   'process-driver': ['murmur:driver/process-driver@0.1.0'],
+  // An ACT component (sdk/go/act): the sync tool provider, and with
+  // sdk/go/act/sessions the session provider (docs/act.md).
+  act: ['murmur:act-guest/tools@0.1.0', http],
+  'act-sessions': ['murmur:act-guest/tools-sessions@0.1.0', http],
 };
 
 export const ROOT_PACKAGE = 'murmur-build:guest';
