@@ -55,6 +55,10 @@ type launcher struct {
 	// input serves murmur:task/task request-input for the door task in
 	// progress.
 	input taskInput
+	// hookList are the capsule's runtime: hook entries; holder hands the
+	// hooks, once instantiated, to the tools Open put behind them.
+	hookList []hookEntry
+	holder   hookHolder
 	// completions stamps task_end with the background commands still
 	// running and hands their exits to the door's bg lane.
 	completions completions
