@@ -38,6 +38,7 @@ func TestKill(t *testing.T) {
 		{"publish", killPublish},
 		{"install", killInstall},
 		{"run", killRun},
+		{"door", killDoor},
 		{"retention", liveRetention},
 		{"concurrent-install", concurrentInstalls},
 	}
