@@ -35,12 +35,9 @@ func benchLoop(b *testing.B, turns int) (*Loop, func()) {
 		}
 		return call, nil
 	})
-	inv, _ := NewInventory([]Tool{NewSkill("style", "House style.", "# Style\nKeep functions short; name things for what they are.")})
-	l := &Loop{
-		Model: "m", Driver: drv, Choice: manifest.ChoiceLimits{OutputCap: 4096, Budget: 100000}, Tools: inv,
-		Prompt: Prompt{Text: "You are a careful engineer.", Set: true}, Events: &ev,
-		Recorder: trace.Recorder{Level: trace.CaptureMeta}, Retry: DefaultRetry, MaxTurns: 0,
-	}
+	tools := []Tool{NewSkill("style", "House style.", "# Style\nKeep functions short; name things for what they are.")}
+	prompt := "You are a careful engineer."
+	l := testLoop(b, 4096, tools, Runtime{Driver: drv, Events: &ev}, func(c *manifest.Capsule) { c.Inference.SystemPrompt = &prompt })
 	return l, func() { tw.Close() }
 }
 

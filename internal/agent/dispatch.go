@@ -15,7 +15,7 @@ func (l *Loop) dispatch(ctx context.Context, t *task, calls []ToolCall) (Outcome
 		text, isErr := l.call(ctx, t, c)
 		msg.Content = append(msg.Content, Block{Type: BlockToolResult, ToolUseID: c.ID, Text: text, IsError: isErr})
 	}
-	t.conv.add(msg, l.Recorder)
+	t.conv.add(msg, l.recorder)
 	if ctx.Err() != nil {
 		t.out.Phase = "tool"
 	}
@@ -40,7 +40,7 @@ func (l *Loop) run(ctx context.Context, t *task, c ToolCall, chain []string) Res
 	if len(chain) > 0 {
 		line["caller"] = chain[len(chain)-1]
 	}
-	tool, ok := l.Tools.lookup(c.Name)
+	tool, ok := l.plan.Tools.lookup(c.Name)
 	if !ok {
 		text := fmt.Sprintf("%s: no such tool. This call did not run. The tools you can call are the ones in your tool list.", c.Name)
 		line["status"], line["error"], line["duration_ms"] = string(StatusError), "unknown tool", int64(0)
@@ -81,10 +81,10 @@ func (l *Loop) run(ctx context.Context, t *task, c ToolCall, chain []string) Res
 	if res.Truncated {
 		line["truncated"] = true
 	}
-	if l.Recorder.Content() {
+	if l.recorder.Content() {
 		out := resultText(res)
 		if len(out) > maxToolOutputInLine {
-			sha, _ := l.Recorder.Hash([]byte(out))
+			sha, _ := l.recorder.Hash([]byte(out))
 			line["output_sha"] = sha
 			out = out[:maxToolOutputInLine]
 		}

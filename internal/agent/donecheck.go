@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/murmur/mur/internal/manifest"
 )
 
 // doneOutputLimit bounds the check output a reopened attempt is handed.
@@ -28,22 +26,19 @@ type CommandRunner interface {
 // doneCheck runs lifecycle.done_check at a stop. It reports true when the
 // task is reopened with the check's output.
 func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
-	// The effective manifest carries the default; a check built without
-	// one gets the same.
-	timeout := time.Duration(manifest.DefaultDoneCheckTimeoutSecs) * time.Second
-	if s := l.Done.TimeoutSecs; s != nil && *s > 0 {
-		timeout = time.Duration(*s) * time.Second
-	}
+	dc := l.plan.Lifecycle.DoneCheck
+	// The effective manifest carries the default timeout (NewPlan checked).
+	timeout := time.Duration(*dc.TimeoutSecs) * time.Second
 	t.out.DoneCheckRuns++
 	start := l.now()
 	var res CheckResult
-	argv, err := l.Done.Argv()
+	argv, err := dc.Argv()
 	if err == nil {
-		res, err = l.Runner.RunCheck(ctx, argv, l.Workdir, timeout)
+		res, err = l.rt.Runner.RunCheck(ctx, argv, l.rt.Workdir, timeout)
 	}
 	met := err == nil && res.ExitCode == 0 && !res.TimedOut
 	line := map[string]any{
-		"task_id": t.id, "run": t.out.DoneCheckRuns, "command": l.Done.Command, "exit_code": res.ExitCode,
+		"task_id": t.id, "run": t.out.DoneCheckRuns, "command": dc.Command, "exit_code": res.ExitCode,
 		"met": met, "duration_ms": l.now().Sub(start).Milliseconds(),
 	}
 	if res.TimedOut {
@@ -52,7 +47,7 @@ func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
 	if err != nil {
 		line["error"] = err.Error()
 	}
-	reopen := !met && int64(t.out.DoneCheckReopens) < l.Done.Limit && (l.MaxTurns == 0 || t.out.Turns < l.MaxTurns)
+	reopen := !met && int64(t.out.DoneCheckReopens) < dc.Limit && (l.plan.maxTurns() == 0 || t.out.Turns < l.plan.maxTurns())
 	line["reopened"] = reopen
 	l.emit("done_check", line)
 	t.out.DoneCheckMet = &met
@@ -73,6 +68,6 @@ func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
 	default:
 		why = fmt.Sprintf("failed with exit code %d", res.ExitCode)
 	}
-	l.user(t, fmt.Sprintf("[murmur] The task is not done: its done check `%s` %s. Its output:\n\n%s\n\nFix what it reports, then finish.", l.Done.Command, why, strings.TrimRight(out, "\n")))
+	l.user(t, fmt.Sprintf("[murmur] The task is not done: its done check `%s` %s. Its output:\n\n%s\n\nFix what it reports, then finish.", dc.Command, why, strings.TrimRight(out, "\n")))
 	return true
 }

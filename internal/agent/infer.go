@@ -21,12 +21,13 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		return Response{}, o
 	}
 	turnNo := t.out.Turns + 1
+	choice := l.plan.primary()
 	req := Request{
-		Format: Format, Model: l.Model, Messages: t.conv.msgs,
-		Tools: nil, MaxTokens: l.Choice.OutputCap, Config: l.Config, ContextID: t.contextID,
+		Format: Format, Model: l.plan.Inference.Model, Messages: t.conv.msgs,
+		Tools: nil, MaxTokens: choice.OutputCap, Config: l.plan.DriverConfig, ContextID: t.contextID,
 	}
-	if l.Prompt.Set {
-		req.System = l.Prompt.Text
+	if l.prompt.Set {
+		req.System = l.prompt.Text
 	}
 	sentFrom := 0
 	if l.cont.id != "" && l.cont.contextID == t.contextID && l.cont.acked <= len(t.conv.msgs) {
@@ -44,17 +45,17 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	// the provider answers, so counting never delays the call.
 	inputFn := l.measureInput(t)
 	line := map[string]any{
-		"task_id": t.id, "turn": turnNo, "choice": l.Choice.Choice, "driver": l.Choice.Driver, "model": l.Model,
-		"max_tokens": l.Choice.OutputCap, "messages": len(t.conv.msgs),
+		"task_id": t.id, "turn": turnNo, "choice": choice.Choice, "driver": choice.Driver, "model": l.plan.Inference.Model,
+		"max_tokens": choice.OutputCap, "messages": len(t.conv.msgs),
 	}
-	if l.Choice.Budget > 0 {
-		line["input_budget"] = l.Choice.Budget
+	if choice.Budget > 0 {
+		line["input_budget"] = choice.Budget
 	}
 	if req.ContinuationID != "" {
 		line["continuation"] = true
 		line["messages_sent"] = len(req.Messages)
 	}
-	if l.Recorder.Hashes() {
+	if l.recorder.Hashes() {
 		if l.systemSHA != "" {
 			line["system_sha"] = l.systemSHA
 		}
@@ -128,8 +129,8 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	line["charged"] = res.chargedIn + res.chargedOut + spent.total()
 	line["stop_reason"] = resp.StopReason
 	line["duration_ms"] = res.dur.Milliseconds()
-	if l.Recorder.Hashes() {
-		sha, _ := l.Recorder.Hash(res.raw)
+	if l.recorder.Hashes() {
+		sha, _ := l.recorder.Hash(res.raw)
 		line["response_sha"] = sha
 	}
 	l.emit("inference", line)
@@ -148,7 +149,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	if len(msg.Content) == 0 {
 		msg.Content = []Block{{Type: BlockText, Text: ""}}
 	}
-	t.conv.add(msg, l.Recorder)
+	t.conv.add(msg, l.recorder)
 	if res.anchor > 0 {
 		t.conv.anchor, t.conv.anchorLen = res.anchor, len(t.conv.msgs)
 	}
@@ -164,7 +165,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 // that waits for the number. Under a spend ceiling the count is taken at
 // once, before anything is sent.
 func (l *Loop) measureInput(t *task) func() int64 {
-	if len(l.Ceilings) > 0 || l.latch != nil {
+	if len(l.ceilings) > 0 || l.latch != nil {
 		n := l.estimate(t)
 		return func() int64 { return n }
 	}
@@ -238,8 +239,8 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 	var last *failure
 	var spent charge
 	for attempt := 0; ; attempt++ {
-		need := l.Choice.OutputCap
-		if len(l.Ceilings) > 0 || l.latch != nil {
+		need := l.plan.primary().OutputCap
+		if len(l.ceilings) > 0 || l.latch != nil {
 			need += inputFn()
 		}
 		var res spend.Reservation
@@ -248,15 +249,15 @@ func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func(
 			r.Latched, r.Needed = true, need
 			return nil, last, spent, attempt, "", &r
 		}
-		if len(l.Ceilings) > 0 {
-			r, err := spend.Admit(need, l.Ceilings...)
+		if len(l.ceilings) > 0 {
+			r, err := spend.Admit(need, l.ceilings...)
 			if err != nil {
 				return nil, last, spent, attempt, "", err
 			}
 			res = r
 		}
 		start := l.now()
-		out, derr := l.Driver.Run(ctx, data)
+		out, derr := l.rt.Driver.Run(ctx, data)
 		dur := l.now().Sub(start)
 		if derr == nil && out.Status == StatusPassed {
 			resp, perr := ParseResponse([]byte(out.Data))
@@ -323,10 +324,10 @@ const inferenceLog = "inference.log"
 // loop has no logs directory or the write failed, so the reason never
 // names a log that does not hold the text.
 func (l *Loop) logDetail(t *task, turn any, attempt int, detail string) string {
-	if l.Logs == "" {
+	if l.rt.Logs == "" {
 		return ""
 	}
-	f, err := os.OpenFile(filepath.Join(l.Logs, inferenceLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(l.rt.Logs, inferenceLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return ""
 	}
@@ -354,17 +355,18 @@ func (l *Loop) retryDecision(ctx context.Context, f failure, attempt int) (retry
 	if !f.transient || ctx.Err() != nil {
 		return false, "", 0
 	}
-	if attempt >= l.Retry.MaxRetries {
+	r := l.plan.Inference.Retry
+	if int64(attempt) >= *r.MaxRetries {
 		return false, StoppedMaxRetries, 0
 	}
-	wait = backoff(l.Retry, attempt, l.Rand)
+	wait = backoff(r, attempt, l.rand)
 	if f.hasRetryAfter {
-		if f.retryAfter > time.Duration(l.Retry.MaxDelayMs)*time.Millisecond {
+		if f.retryAfter > time.Duration(*r.MaxDelayMS)*time.Millisecond {
 			return false, StoppedRetryAfter, 0
 		}
 		wait = f.retryAfter
 	}
-	if !l.Deadline.IsZero() && !l.now().Add(wait).Before(l.Deadline) {
+	if !l.deadline.IsZero() && !l.now().Add(wait).Before(l.deadline) {
 		return false, StoppedDeadline, 0
 	}
 	return true, "", wait
@@ -421,8 +423,8 @@ func (l *Loop) refused(t *task, ref *spend.Refusal) *Outcome {
 	if l.latch == nil {
 		l.latch = ref
 	}
-	if l.Session != nil {
-		l.Session.Latch(ref)
+	if l.session != nil {
+		l.session.Latch(ref)
 	}
 	l.emit("spend_ceiling_reached", map[string]any{
 		"task_id": t.id, "limit": ref.Limit, "ceiling": ref.Ceiling, "used": ref.Used, "needed": ref.Needed, "latched": ref.Latched,

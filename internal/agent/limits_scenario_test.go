@@ -11,7 +11,7 @@ import (
 
 func TestCappedLastTurnIsAFragment(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "The answer is", Stop: "max_tokens"})
-	r.opts.Config.MaxTurns = 1
+	r.opts.Capsule.Inference.MaxTurns = ptr[int64](1)
 	r.launch()
 	r.wantCode(0)
 	r.wantStderr("W-RUN-001", "status: ok")
@@ -82,7 +82,7 @@ func TestCutInsideToolCallEndsTheTurn(t *testing.T) {
 
 			last := newRun(t, c.wire, providertest.Step{Text: "Writing it", Calls: cut, Stop: "max_tokens", InputTokens: 30, OutputTokens: 1000})
 			last.opts.Driver.(*providertest.Driver).Stream = c.stream
-			last.opts.Config.MaxTurns = 1
+			last.opts.Capsule.Inference.MaxTurns = ptr[int64](1)
 			last.launch()
 			last.wantCode(0)
 			last.wantStderr("W-RUN-001", "status: ok")
@@ -101,7 +101,7 @@ func TestTwoEmptyCappedTurnsFail(t *testing.T) {
 		providertest.Step{Stop: "max_tokens"},
 		providertest.Step{Stop: "max_tokens"},
 	)
-	r.opts.Config.MaxTurns = 2 // the second is also the last: it still fails
+	r.opts.Capsule.Inference.MaxTurns = ptr[int64](2) // the second is also the last: it still fails
 	r.launch()
 	r.wantCode(1)
 	r.wantStderr("E-RUN-040", "status: failed")
@@ -117,7 +117,7 @@ func TestMaxTurnsReached(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{writeCall("c2", "b", "2")}},
 		providertest.Step{Text: "never asked"},
 	)
-	r.opts.Config.MaxTurns = 2
+	r.opts.Capsule.Inference.MaxTurns = ptr[int64](2)
 	r.launch()
 	r.wantCode(1)
 	r.wantStderr("status: max_turns_reached")

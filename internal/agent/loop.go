@@ -11,7 +11,6 @@ import (
 
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
-	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
@@ -64,42 +63,26 @@ type Outcome struct {
 	Phase string
 }
 
-// Loop runs tasks, one at a time: a capsule session (internal/capsule)
-// starts it from a Plan and calls RunTask once per task. It sees only the
-// interfaces and places its Runtime gave it, never the session's folders,
-// exit codes or door.
+// Loop runs a session's tasks, one at a time, from its Plan: a capsule
+// session (internal/capsule) starts it with NewLoop and calls RunTask once
+// per task. It reads the plan and the Runtime it was given, never the
+// session's folders, exit codes or door; what it keeps between tasks is
+// the session's own state (spend ceilings and their latch, the held
+// continuation, the deadline notice, the per-session request parts).
 type Loop struct {
-	SessionID string
-	Model     string
-	Driver    Driver
-	Choice    manifest.ChoiceLimits
-	Config    json.RawMessage
-	Tools     *Inventory
-	Prompt    Prompt
-	Events    event.Sink
-	Recorder  trace.Recorder
-	Retry     RetryConfig
-	MaxTurns  int
-	Keep      *manifest.KeepWorking
-	Done      *manifest.DoneCheck
-	Runner    CommandRunner
-	Workdir   string
-	// Logs is the session's logs directory: a driver failure's text past
-	// its first line (a WebAssembly trap's backtrace) goes to
-	// inference.log there, and the task's reason keeps the one line.
-	Logs string
-	// Session is inference.max_session_tokens, nil when unset; Ceilings
+	plan     *Plan
+	rt       Runtime
+	prompt   Prompt
+	recorder trace.Recorder
+	rand     *rand.Rand
+	// session is inference.max_session_tokens, nil when unset; ceilings
 	// holds it and the machine meter, every ceiling in effect.
-	Session  *spend.SessionCeiling
-	Ceilings []spend.Admitter
-	// Deadline is the session's --deadline (zero: none); NoticeAt is when
+	session  *spend.SessionCeiling
+	ceilings []spend.Admitter
+	// deadline is the session's --deadline (zero: none); noticeAt is when
 	// the agent is told, zero for no notice.
-	Deadline time.Time
-	NoticeAt time.Time
-
-	Now   func() time.Time
-	Sleep func(context.Context, time.Duration) error
-	Rand  *rand.Rand
+	deadline time.Time
+	noticeAt time.Time
 
 	noticeSent bool
 	// latch is the session's first spend refusal: every later call and
@@ -123,15 +106,15 @@ type continuation struct {
 }
 
 func (l *Loop) now() time.Time {
-	if l.Now != nil {
-		return l.Now()
+	if l.rt.Now != nil {
+		return l.rt.Now()
 	}
 	return time.Now()
 }
 
 func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
-	if l.Sleep != nil {
-		return l.Sleep(ctx, d)
+	if l.rt.Sleep != nil {
+		return l.rt.Sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -144,8 +127,8 @@ func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (l *Loop) emit(typ string, f map[string]any) {
-	if l.Events != nil {
-		l.Events.Emit(event.Event{Type: typ, Fields: f})
+	if l.rt.Events != nil {
+		l.rt.Events.Emit(event.Event{Type: typ, Fields: f})
 	}
 }
 
@@ -155,23 +138,23 @@ func (l *Loop) prepare() error {
 	if l.prepared {
 		return nil
 	}
-	if l.Rand == nil {
-		l.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d7572))
+	if l.rand == nil {
+		l.rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d7572))
 	}
 	defs := []ToolDef{}
-	if l.Tools != nil {
-		defs = l.Tools.Defs()
+	if l.plan.Tools != nil {
+		defs = l.plan.Tools.Defs()
 	}
 	b, err := json.Marshal(defs)
 	if err != nil {
 		return fmt.Errorf("tool array: %w", err)
 	}
 	l.toolsJSON = b
-	if l.toolsSHA, err = l.Recorder.Hash(b); err != nil {
+	if l.toolsSHA, err = l.recorder.Hash(b); err != nil {
 		return err
 	}
-	if l.Prompt.Set {
-		if l.systemSHA, err = l.Recorder.Hash([]byte(l.Prompt.Text)); err != nil {
+	if l.prompt.Set {
+		if l.systemSHA, err = l.recorder.Hash([]byte(l.prompt.Text)); err != nil {
 			return err
 		}
 	}
@@ -182,7 +165,7 @@ func (l *Loop) prepare() error {
 // estimate is the runtime's input_tokens for t's next request.
 func (l *Loop) estimate(t *task) int64 {
 	if !l.fixedDone {
-		l.fixedTokens = int64(tokens.CountBytes(l.toolsJSON)) + int64(tokens.Count(l.Prompt.Text))
+		l.fixedTokens = int64(tokens.CountBytes(l.toolsJSON)) + int64(tokens.Count(l.prompt.Text))
 		l.fixedDone = true
 	}
 	return t.conv.estimate(l.fixedTokens)
@@ -232,7 +215,7 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 	if err := l.prepare(); err != nil {
 		return l.fail(t, causeInference, err.Error())
 	}
-	start := map[string]any{"task_id": tk.ID, "context_id": tk.ContextID, "max_turns": l.MaxTurns}
+	start := map[string]any{"task_id": tk.ID, "context_id": tk.ContextID, "max_turns": l.plan.maxTurns()}
 	if tk.Origin != "" {
 		start["origin"] = string(tk.Origin)
 	}
@@ -245,18 +228,19 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 		// A continuation never crosses into another context.
 		l.cont = continuation{}
 	}
-	if err := t.conv.seed(tk.History, l.Recorder); err != nil {
+	if err := t.conv.seed(tk.History, l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))
 	}
-	if err := t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.Recorder); err != nil {
+	if err := t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))
 	}
 	return l.end(l.loop(ctx, t))
 }
 
 func (l *Loop) loop(ctx context.Context, t *task) Outcome {
+	maxTurns, keep, done := l.plan.maxTurns(), l.plan.Lifecycle.KeepWorking, l.plan.Lifecycle.DoneCheck
 	for {
-		if l.MaxTurns > 0 && t.out.Turns >= l.MaxTurns {
+		if maxTurns > 0 && t.out.Turns >= maxTurns {
 			t.out.Status = ExitMaxTurns
 			return t.out
 		}
@@ -265,7 +249,7 @@ func (l *Loop) loop(ctx context.Context, t *task) Outcome {
 		if stop != nil {
 			return *stop
 		}
-		last := l.MaxTurns > 0 && t.out.Turns >= l.MaxTurns
+		last := maxTurns > 0 && t.out.Turns >= maxTurns
 		if resp.StopReason == StopMaxTokens {
 			if o, done := l.capped(t, resp, last); done {
 				return o
@@ -289,13 +273,13 @@ func (l *Loop) loop(ctx context.Context, t *task) Outcome {
 			t.out.Status = ExitOK
 			return t.out
 		}
-		if l.Keep != nil && int64(t.out.Continuations) < l.Keep.Limit {
+		if keep != nil && int64(t.out.Continuations) < keep.Limit {
 			t.out.Continuations++
-			l.emit("keep_working", map[string]any{"task_id": t.id, "continuation": t.out.Continuations, "limit": l.Keep.Limit})
-			l.user(t, l.Keep.Message)
+			l.emit("keep_working", map[string]any{"task_id": t.id, "continuation": t.out.Continuations, "limit": keep.Limit})
+			l.user(t, keep.Message)
 			continue
 		}
-		if l.Done != nil {
+		if done != nil {
 			if l.doneCheck(ctx, t) {
 				continue
 			}
@@ -314,7 +298,7 @@ func (l *Loop) capped(t *task, resp Response, last bool) (Outcome, bool) {
 		t.emptyCaps = 0
 	}
 	if t.emptyCaps >= emptyCappedToFail {
-		return l.fail(t, causeOutputCap, fmt.Sprintf("two turns in a row were cut at the output cap of %d tokens with no text and no tool call; raise inference.max_tokens", l.Choice.OutputCap)), true
+		return l.fail(t, causeOutputCap, fmt.Sprintf("two turns in a row were cut at the output cap of %d tokens with no text and no tool call; raise inference.max_tokens", l.plan.primary().OutputCap)), true
 	}
 	if last {
 		t.out.Answer, t.out.Fragment, t.out.Status = resp.Text, true, ExitOK
@@ -331,27 +315,27 @@ func (l *Loop) capped(t *task, resp Response, last bool) (Outcome, bool) {
 		}
 		dropped = fmt.Sprintf(" Its tool calls (%s) were not run.", strings.Join(names, ", "))
 	}
-	l.user(t, fmt.Sprintf("[murmur] Your last reply was cut off at the output cap of %d tokens.%s Continue from where it was cut, in smaller steps.", l.Choice.OutputCap, dropped))
+	l.user(t, fmt.Sprintf("[murmur] Your last reply was cut off at the output cap of %d tokens.%s Continue from where it was cut, in smaller steps.", l.plan.primary().OutputCap, dropped))
 	return Outcome{}, false
 }
 
 // user appends a runtime-authored user message.
 func (l *Loop) user(t *task, text string) {
-	t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.Recorder)
+	t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.recorder)
 }
 
 // maybeNotice tells the agent, once, that the deadline is near.
 func (l *Loop) maybeNotice(t *task) {
-	if l.noticeSent || l.NoticeAt.IsZero() || l.now().Before(l.NoticeAt) {
+	if l.noticeSent || l.noticeAt.IsZero() || l.now().Before(l.noticeAt) {
 		return
 	}
 	l.noticeSent = true
-	left := l.Deadline.Sub(l.now()).Round(time.Second)
+	left := l.deadline.Sub(l.now()).Round(time.Second)
 	if left < 0 {
 		left = 0
 	}
-	l.emit("deadline_notice", map[string]any{"task_id": t.id, "deadline": l.Deadline.UTC().Format(time.RFC3339), "seconds_left": int64(left / time.Second)})
-	l.user(t, fmt.Sprintf("[murmur] This session ends at %s, in about %s (mur run --deadline). Finish the step you are on and give your answer now; work still running then is stopped.", l.Deadline.UTC().Format(time.RFC3339), left))
+	l.emit("deadline_notice", map[string]any{"task_id": t.id, "deadline": l.deadline.UTC().Format(time.RFC3339), "seconds_left": int64(left / time.Second)})
+	l.user(t, fmt.Sprintf("[murmur] This session ends at %s, in about %s (mur run --deadline). Finish the step you are on and give your answer now; work still running then is stopped.", l.deadline.UTC().Format(time.RFC3339), left))
 }
 
 // fail ends a task failed with cause and reason.
@@ -381,10 +365,10 @@ func (l *Loop) end(o Outcome) Outcome {
 	if o.Phase != "" {
 		f["phase"] = o.Phase
 	}
-	if l.Keep != nil {
-		f["keep_working"] = map[string]any{"continuations": o.Continuations, "limit": l.Keep.Limit}
+	if kw := l.plan.Lifecycle.KeepWorking; kw != nil {
+		f["keep_working"] = map[string]any{"continuations": o.Continuations, "limit": kw.Limit}
 	}
-	if l.Done != nil {
+	if l.plan.Lifecycle.DoneCheck != nil {
 		dc := map[string]any{"runs": o.DoneCheckRuns, "reopens": o.DoneCheckReopens}
 		if o.DoneCheckMet != nil {
 			dc["met"] = *o.DoneCheckMet
@@ -413,9 +397,9 @@ func (l *Loop) ctxOutcome(ctx context.Context, t *task) *Outcome {
 		}
 		return &t.out
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (!l.Deadline.IsZero() && !l.now().Before(l.Deadline)) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || (!l.deadline.IsZero() && !l.now().Before(l.deadline)) {
 		t.out.Status, t.out.Cause = ExitDeadline, causeDeadline
-		t.out.Reason = "the session reached its --deadline at " + l.Deadline.UTC().Format(time.RFC3339)
+		t.out.Reason = "the session reached its --deadline at " + l.deadline.UTC().Format(time.RFC3339)
 	} else {
 		t.out.Status, t.out.Cause, t.out.Reason = ExitCanceled, causeCanceled, "the task was canceled"
 	}

@@ -16,84 +16,107 @@ import (
 	"github.com/murmur/mur/internal/trace"
 )
 
-// Config is what the loop reads of a transport: http capsule manifest,
-// resolved by the manifest engine and handed down by the capsule session;
-// zero values are "unset".
-type Config struct {
-	Capsule      string
-	Model        string
-	DriverName   string
-	DriverConfig json.RawMessage
-	// ModelLimits are every driver choice's limits as the manifest engine
-	// resolved them (manifest.ResolveLimits), the primary first; the loop
-	// serves every turn through the primary.
-	ModelLimits         []manifest.ChoiceLimits
-	MaxTurns            int
-	MaxSessionTokens    int64
-	MachineTokensPerDay int64
-	// Retry is inference.retry with defaults applied; nil is DefaultRetry.
-	Retry            *RetryConfig
-	Capture          trace.Capture
-	Prompt           PromptSources
-	InstructionFiles []string
-	KeepWorking      *manifest.KeepWorking
-	DoneCheck        *manifest.DoneCheck
-	// DeadlineNoticeSecs is lifecycle.deadline_notice_secs; nil is the
-	// default (five minutes, or a tenth of the deadline when shorter).
-	DeadlineNoticeSecs *int
-	ToolRefresh        string
-}
-
-// Plan is a Config checked, with the tools it offers, before anything of
-// a session exists. The session then starts one Loop from it.
+// Plan is the one resolved, validated input every task of a session runs
+// from. It holds the effective manifest's inference and lifecycle blocks
+// as they are (Capsule.Effective applied every default; nothing is
+// copied), every driver choice's limits as manifest.ResolveLimits
+// resolved them, the capture level, the system prompt's sources and the
+// tool inventory. A capsule session builds it once, with NewPlan, before
+// any session exists; the loop reads it and re-derives nothing.
 type Plan struct {
-	Config Config
-	// Prompt is Config.Prompt with the manifest's folder and the
-	// --system-prompt override.
+	// Capsule is the capsule's name.
+	Capsule string
+	// Inference and Lifecycle are the effective manifest's blocks.
+	Inference *manifest.Inference
+	Lifecycle *manifest.Lifecycle
+	// Limits are every driver choice's limits, the primary first; the
+	// loop serves every turn through the primary.
+	Limits []manifest.ChoiceLimits
+	// DriverConfig is inference.driver.config as JSON; nil when unset.
+	DriverConfig json.RawMessage
+	// Capture is trace.capture.
+	Capture trace.Capture
+	// MachineTokensPerDay is the machine's daily token ceiling (the global
+	// config's spend.machine_tokens_per_day); 0 is none.
+	MachineTokensPerDay int64
+	// Prompt is where the system prompt comes from beyond the manifest.
 	Prompt PromptSources
 	// Tools is the inventory; BoundSkill is the skill bound as the system
 	// prompt and so left out of it ("" for none).
 	Tools      *Inventory
 	BoundSkill string
-	// Capture and Retry are Config's with their defaults.
-	Capture trace.Capture
-	Retry   RetryConfig
 }
 
-// NewPlan checks everything of cfg that can refuse a capsule before any
-// session exists. A refusal is a diag.ListError (such as E-RUN-009 for a
-// system_prompt_file that cannot be read); any other error is a plan the
-// caller built wrong. prompt carries the manifest's folder and the
-// --system-prompt override; runner says a contained command runner exists
-// for lifecycle.done_check.
-func NewPlan(cfg Config, tools []Tool, prompt PromptSources, runner bool) (*Plan, error) {
-	if len(cfg.ModelLimits) == 0 {
-		return nil, errors.New("plan: no resolved model limits for the primary driver choice")
+// Sources are what a plan is built from besides the manifest.
+type Sources struct {
+	// Installed gives manifest.ResolveLimits the drivers' models: tables.
+	Installed manifest.Installed
+	Tools     []Tool
+	Prompt    PromptSources
+	// MachineTokensPerDay is the global config's daily ceiling; 0 is none.
+	MachineTokensPerDay int64
+	// Contained says a contained command runner exists for
+	// lifecycle.done_check.
+	Contained bool
+}
+
+// NewPlan builds the plan of capsule c, which must be effective (built by
+// Capsule.Effective, so every default is the manifest engine's), and
+// checks everything that can refuse it before any session exists. A
+// refusal is a diag.ListError (E-RUN-052/054/055 from the limits
+// resolver, E-RUN-009 for a system_prompt_file that cannot be read); any
+// other error is a plan the caller built wrong.
+func NewPlan(c *manifest.Capsule, src Sources) (*Plan, error) {
+	if err := resolved(c); err != nil {
+		return nil, err
 	}
-	if dc := cfg.DoneCheck; dc != nil {
+	inf, lc := c.Inference, c.Lifecycle
+	limits, ds := manifest.ResolveLimits(c, src.Installed)
+	if ds.HasErrors() {
+		return nil, diag.ListError(ds.Errors())
+	}
+	if len(limits) == 0 && !inf.IsProcess() {
+		return nil, fmt.Errorf("plan: driver %q is not among the installed artifacts, so it has no limits", inf.Driver.Artifact)
+	}
+	if dc := lc.DoneCheck; dc != nil {
 		// Validation refused a command that does not split into a program
 		// and its words (E-MAN-003); a plan built without it is wrong.
 		if argv, err := dc.Argv(); err != nil || len(argv) == 0 {
 			return nil, fmt.Errorf("plan: lifecycle.done_check.command %q does not name a program", dc.Command)
 		}
+		if !src.Contained {
+			// Never run the check uncontained: without the shell session's
+			// runner there is nowhere safe to run it.
+			return nil, errors.New("plan: lifecycle.done_check is set but no contained command runner was given")
+		}
 	}
-	if cfg.DoneCheck != nil && !runner {
-		// Never run the check uncontained: without the shell session's
-		// runner there is nowhere safe to run it.
-		return nil, errors.New("plan: lifecycle.done_check is set but no contained command runner was given")
+	capture, err := trace.ParseCapture(c.Trace.Capture)
+	if err != nil {
+		return nil, fmt.Errorf("plan: trace.capture: %w", err)
 	}
-	if _, _, _, err := basePrompt(prompt); err != nil {
+	p := &Plan{
+		Capsule: c.Name, Inference: inf, Lifecycle: lc, Limits: limits, Capture: capture,
+		MachineTokensPerDay: src.MachineTokensPerDay, Prompt: src.Prompt,
+	}
+	if dc := inf.Driver.Config; dc != nil {
+		b, err := dc.JSON()
+		if err != nil {
+			return nil, fmt.Errorf("plan: inference.driver.config: %w", err)
+		}
+		p.DriverConfig = b
+	}
+	if _, _, _, err := p.basePrompt(); err != nil {
 		var d diag.Diagnostic
 		if errors.As(err, &d) {
 			return nil, diag.ListError{d}
 		}
 		return nil, err
 	}
-	p := &Plan{Config: cfg, Prompt: prompt, Capture: cfg.Capture, Retry: DefaultRetry}
-	if prompt.ArtifactName != "" && prompt.Override == nil {
+	tools := src.Tools
+	if name := inf.SystemPromptArtifact; name != "" && src.Prompt.Override == nil {
 		// The skill bound as the system prompt is not offered as a tool
 		// too; --system-prompt releases it back into the inventory.
-		p.BoundSkill = prompt.ArtifactName[strings.LastIndex(prompt.ArtifactName, "/")+1:]
+		p.BoundSkill = name[strings.LastIndex(name, "/")+1:]
 		kept := tools[:0:0]
 		for _, t := range tools {
 			if d := t.Def(); d.Kind == KindSkill && d.Name == p.BoundSkill {
@@ -103,18 +126,45 @@ func NewPlan(cfg Config, tools []Tool, prompt PromptSources, runner bool) (*Plan
 		}
 		tools = kept
 	}
-	inv, err := NewInventory(tools)
-	if err != nil {
+	if p.Tools, err = NewInventory(tools); err != nil {
 		return nil, err
 	}
-	p.Tools = inv
-	if p.Capture == "" {
-		p.Capture = trace.CaptureMeta
-	}
-	if cfg.Retry != nil {
-		p.Retry = *cfg.Retry
-	}
 	return p, nil
+}
+
+// errUnresolved is a plan built from a manifest whose defaults were not
+// applied: the loop would otherwise need defaults of its own.
+var errUnresolved = errors.New("plan: the manifest is not effective: build the plan from Capsule.Effective()")
+
+// resolved checks that c carries what the loop reads with its defaults
+// applied, so no rule is resolved a second time here. Under transport:
+// process the harness makes the model calls, so retry, tool refresh and
+// limits do not apply (the manifest engine gives them no defaults there).
+func resolved(c *manifest.Capsule) error {
+	inf := c.Inference
+	switch {
+	case inf == nil || inf.Driver == nil || inf.Driver.Artifact == "":
+		return errors.New("plan: no inference driver: inference.driver.artifact names none")
+	case !inf.IsProcess() && (inf.Retry == nil || inf.Retry.MaxRetries == nil || inf.Retry.InitialDelayMS == nil || inf.Retry.MaxDelayMS == nil || inf.ToolRefresh == ""),
+		inf.Transport == "", c.Trace == nil || c.Trace.Capture == "", c.Lifecycle == nil,
+		c.Lifecycle.DoneCheck != nil && c.Lifecycle.DoneCheck.TimeoutSecs == nil:
+		return errUnresolved
+	}
+	return nil
+}
+
+// primary is the driver choice every turn is served through.
+func (p *Plan) primary() manifest.ChoiceLimits { return p.Limits[0] }
+
+// maxTurns is inference.max_turns; 0 is no cap.
+func (p *Plan) maxTurns() int { return int(deref(p.Inference.MaxTurns)) }
+
+func deref[T any](v *T) T {
+	var zero T
+	if v == nil {
+		return zero
+	}
+	return *v
 }
 
 // Runtime is what a session gives its loop: the driver and command runner,
@@ -126,7 +176,10 @@ type Runtime struct {
 	Runner    CommandRunner
 	Events    event.Sink
 	// Workdir is where instruction files are read and the done check
-	// runs; BlobDir holds captured payloads; Logs a failed call's text.
+	// runs; BlobDir holds captured payloads; Logs is the session's logs
+	// directory: a driver failure's text past its first line (a
+	// WebAssembly trap's backtrace) goes to inference.log there, and the
+	// task's reason keeps the one line.
 	Workdir, BlobDir, Logs string
 	// Meter is the machine's daily token meter, nil for none.
 	Meter spend.Admitter
@@ -140,44 +193,40 @@ type Runtime struct {
 	Rand  *rand.Rand
 }
 
-// Loop starts the plan's loop: the system prompt is composed with the
-// instruction files in rt.Workdir, and the spend ceilings and deadline set.
-func (p *Plan) Loop(rt Runtime) (*Loop, error) {
-	cfg := p.Config
-	prompt, err := ComposePrompt(p.Prompt, cfg.InstructionFiles, rt.Workdir)
+// NewLoop starts the loop that runs every task of a session from plan p:
+// the system prompt is composed with the instruction files in rt.Workdir,
+// and the spend ceilings and deadline set.
+func NewLoop(p *Plan, rt Runtime) (*Loop, error) {
+	prompt, err := p.ComposePrompt(rt.Workdir)
 	if err != nil {
 		return nil, err
 	}
-	l := &Loop{
-		SessionID: rt.SessionID, Model: cfg.Model, Driver: rt.Driver, Choice: cfg.ModelLimits[0], Config: cfg.DriverConfig,
-		Tools: p.Tools, Prompt: prompt, Events: rt.Events,
-		Recorder: trace.Recorder{Level: p.Capture, BlobDir: rt.BlobDir},
-		Retry:    p.Retry, MaxTurns: cfg.MaxTurns, Keep: cfg.KeepWorking, Done: cfg.DoneCheck,
-		Runner: rt.Runner, Workdir: rt.Workdir, Logs: rt.Logs, Now: rt.Now, Sleep: rt.Sleep, Rand: rt.Rand,
-	}
-	if cfg.MaxSessionTokens > 0 {
-		l.Session = spend.NewSessionCeiling(cfg.MaxSessionTokens)
-		l.Ceilings = append(l.Ceilings, l.Session)
+	l := &Loop{plan: p, rt: rt, prompt: prompt, recorder: trace.Recorder{Level: p.Capture, BlobDir: rt.BlobDir}, rand: rt.Rand}
+	if n := deref(p.Inference.MaxSessionTokens); n > 0 {
+		l.session = spend.NewSessionCeiling(n)
+		l.ceilings = append(l.ceilings, l.session)
 	}
 	if rt.Meter != nil {
-		l.Ceilings = append(l.Ceilings, rt.Meter)
+		l.ceilings = append(l.ceilings, rt.Meter)
 	}
 	if rt.Deadline > 0 {
-		l.Deadline = rt.Start.Add(rt.Deadline)
-		if n := noticeSecs(cfg.DeadlineNoticeSecs, rt.Deadline); n > 0 {
-			l.NoticeAt = l.Deadline.Add(-time.Duration(n) * time.Second)
+		l.deadline = rt.Start.Add(rt.Deadline)
+		if n := noticeSecs(p.Lifecycle.DeadlineNoticeSecs, rt.Deadline); n > 0 {
+			l.noticeAt = l.deadline.Add(-time.Duration(n) * time.Second)
 		}
 	}
 	return l, nil
 }
 
-// noticeSecs resolves lifecycle.deadline_notice_secs for a deadline.
-func noticeSecs(set *int, deadline time.Duration) int {
+// noticeSecs resolves lifecycle.deadline_notice_secs against the
+// session's --deadline, which only the run knows: unset, it is five
+// minutes, or a tenth of the deadline when shorter, at least a second.
+func noticeSecs(set *int64, deadline time.Duration) int64 {
 	if set != nil {
 		return *set
 	}
-	n := 300
-	if tenth := int(deadline / time.Second / 10); tenth < n {
+	n := int64(300)
+	if tenth := int64(deadline / time.Second / 10); tenth < n {
 		n = tenth
 	}
 	if n < 1 {
@@ -186,53 +235,55 @@ func noticeSecs(set *int, deadline time.Duration) int {
 	return n
 }
 
+// Prompt is the composed system prompt the loop sends.
+func (l *Loop) Prompt() Prompt { return l.prompt }
+
+// Deadline is when the session's --deadline ends its tasks; zero for none.
+func (l *Loop) Deadline() time.Time { return l.deadline }
+
 // Describe is the loop's part of session_start: the model and driver,
 // every choice's limits, the tools, capture, retry and the prompt's
 // sources, the turn and token limits, and the deadline.
-func (l *Loop) Describe(p *Plan) map[string]any {
-	cfg := p.Config
-	tools := make([]string, 0, len(l.Tools.Defs()))
-	for _, d := range l.Tools.Defs() {
+func (l *Loop) Describe() map[string]any {
+	p, inf := l.plan, l.plan.Inference
+	tools := make([]string, 0, len(p.Tools.Defs()))
+	for _, d := range p.Tools.Defs() {
 		tools = append(tools, d.Name)
 	}
 	f := map[string]any{
-		"transport": "http", "model": cfg.Model, "driver": cfg.DriverName,
-		"capture": string(p.Capture), "model_limits": cfg.ModelLimits, "tools": tools,
-		"retry":        map[string]any{"max_retries": p.Retry.MaxRetries, "initial_delay_ms": p.Retry.InitialDelayMs, "max_delay_ms": p.Retry.MaxDelayMs},
-		"tool_refresh": orDefault(cfg.ToolRefresh, "compaction"),
+		"transport": inf.Transport, "model": inf.Model, "driver": inf.Driver.Artifact,
+		"capture": string(p.Capture), "tools": tools,
 	}
-	if cfg.Capsule != "" {
-		f["capsule"] = cfg.Capsule
+	if !inf.IsProcess() {
+		r := inf.Retry
+		f["model_limits"], f["tool_refresh"] = p.Limits, inf.ToolRefresh
+		f["retry"] = map[string]any{"max_retries": *r.MaxRetries, "initial_delay_ms": *r.InitialDelayMS, "max_delay_ms": *r.MaxDelayMS}
 	}
-	if l.Prompt.Source != "" {
-		f["system_prompt_source"] = l.Prompt.Source
+	if p.Capsule != "" {
+		f["capsule"] = p.Capsule
 	}
-	if l.Prompt.Instructions != nil {
-		f["instruction_files"] = l.Prompt.Instructions
+	if l.prompt.Source != "" {
+		f["system_prompt_source"] = l.prompt.Source
 	}
-	if cfg.MaxTurns > 0 {
-		f["max_turns"] = cfg.MaxTurns
+	if l.prompt.Instructions != nil {
+		f["instruction_files"] = l.prompt.Instructions
 	}
-	if cfg.MaxSessionTokens > 0 {
-		f["max_session_tokens"] = cfg.MaxSessionTokens
+	if n := p.maxTurns(); n > 0 {
+		f["max_turns"] = n
 	}
-	if cfg.MachineTokensPerDay > 0 {
-		f["machine_tokens_per_day"] = cfg.MachineTokensPerDay
+	if n := deref(inf.MaxSessionTokens); n > 0 {
+		f["max_session_tokens"] = n
 	}
-	if !l.Deadline.IsZero() {
-		f["deadline"] = l.Deadline.UTC().Format(time.RFC3339Nano)
-		if !l.NoticeAt.IsZero() {
-			f["deadline_notice"] = l.NoticeAt.UTC().Format(time.RFC3339Nano)
+	if p.MachineTokensPerDay > 0 {
+		f["machine_tokens_per_day"] = p.MachineTokensPerDay
+	}
+	if !l.deadline.IsZero() {
+		f["deadline"] = l.deadline.UTC().Format(time.RFC3339Nano)
+		if !l.noticeAt.IsZero() {
+			f["deadline_notice"] = l.noticeAt.UTC().Format(time.RFC3339Nano)
 		}
 	}
 	return f
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 // FragmentWarning is the W-RUN-001 line for an answer cut at the output cap.

@@ -32,20 +32,17 @@ const (
 	InstrUnreadable = "unreadable"
 )
 
-// PromptSources are the places a system prompt can come from. At most one
-// of Inline, File and Artifact is set (the manifest parse refuses more);
-// Override, mur run --system-prompt, replaces all three.
+// PromptSources are where a system prompt comes from beyond the
+// manifest's inference block (system_prompt, system_prompt_file,
+// system_prompt_artifact; the parse refuses more than one).
 type PromptSources struct {
-	// Inline is inference.system_prompt, already trimmed by the parse.
-	Inline string
-	// File is inference.system_prompt_file, relative to ManifestDir.
-	File        string
+	// ManifestDir is what a relative system_prompt_file is read against.
 	ManifestDir string
-	// ArtifactName and ArtifactText are inference.system_prompt_artifact
-	// and the payload the integrator read from that artifact.
-	ArtifactName string
+	// ArtifactText is the payload the session read from
+	// inference.system_prompt_artifact.
 	ArtifactText string
-	// Override is --system-prompt; nil when the flag was not given.
+	// Override is --system-prompt, which replaces the manifest's prompt;
+	// nil when the flag was not given.
 	Override *string
 }
 
@@ -72,37 +69,39 @@ type Prompt struct {
 }
 
 // basePrompt reads the manifest's own prompt, or the override.
-func basePrompt(src PromptSources) (text, source string, set bool, err error) {
+func (pl *Plan) basePrompt() (text, source string, set bool, err error) {
+	inf, src := pl.Inference, pl.Prompt
 	switch {
 	case src.Override != nil:
 		return *src.Override, "--system-prompt", true, nil
-	case src.File != "":
-		p := src.File
+	case inf.SystemPromptFile != "":
+		p := inf.SystemPromptFile
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(src.ManifestDir, p)
 		}
 		b, rerr := os.ReadFile(p)
 		if rerr != nil {
 			d := diag.New(diag.RunPromptFile, diag.Pos{}, "inference.system_prompt_file",
-				fmt.Sprintf("cannot read the system prompt file %q: %v; create it next to murmur.yaml or fix the path", src.File, rerr))
+				fmt.Sprintf("cannot read the system prompt file %q: %v; create it next to murmur.yaml or fix the path", inf.SystemPromptFile, rerr))
 			return "", "", false, d
 		}
 		// Verbatim: no trimming of a file's whitespace.
 		return string(b), "system_prompt_file", true, nil
-	case src.ArtifactName != "":
-		return src.ArtifactText, "system_prompt_artifact:" + src.ArtifactName, true, nil
-	case src.Inline != "":
-		return src.Inline, "system_prompt", true, nil
+	case inf.SystemPromptArtifact != "":
+		return src.ArtifactText, "system_prompt_artifact:" + inf.SystemPromptArtifact, true, nil
+	case deref(inf.SystemPrompt) != "":
+		return *inf.SystemPrompt, "system_prompt", true, nil
 	}
 	return "", "", false, nil
 }
 
 // ComposePrompt builds the system prompt: the base prompt, then one block
-// per instruction file read from workdir, in manifest order. The entries
-// are the manifest's, already validated (relative, no ..); a file that
+// per inference.instruction_files entry read from workdir, in manifest
+// order. The entries are already validated (relative, no ..); a file that
 // resolves outside workdir is still never read.
-func ComposePrompt(src PromptSources, instructionFiles []string, workdir string) (Prompt, error) {
-	base, source, set, err := basePrompt(src)
+func (pl *Plan) ComposePrompt(workdir string) (Prompt, error) {
+	instructionFiles := pl.Inference.InstructionFiles
+	base, source, set, err := pl.basePrompt()
 	if err != nil {
 		return Prompt{}, err
 	}

@@ -28,19 +28,19 @@ func TestSystemPromptSources(t *testing.T) {
 		stderrIn string
 	}{
 		{"none sends no system", func(r *run) {}, nil, 0, ""},
-		{"inline", func(r *run) { r.opts.Config.Prompt.Inline = "Be terse." }, "Be terse.", 0, ""},
+		{"inline", func(r *run) { r.opts.Capsule.Inference.SystemPrompt = ptr("Be terse.") }, "Be terse.", 0, ""},
 		{"file verbatim", func(r *run) {
 			os.WriteFile(filepath.Join(r.opts.ManifestDir, "conv.md"), []byte("  From file.\n\n"), 0o600)
-			r.opts.Config.Prompt.File = "conv.md"
+			r.opts.Capsule.Inference.SystemPromptFile = "conv.md"
 		}, "  From file.\n\n", 0, ""},
 		{"artifact", func(r *run) {
-			r.opts.Config.Prompt.ArtifactName, r.opts.Config.Prompt.ArtifactText = "local/persona", "Persona."
+			r.opts.Capsule.Inference.SystemPromptArtifact, r.opts.SkillText = "local/persona", "Persona."
 		}, "Persona.", 0, ""},
 		{"--system-prompt replaces", func(r *run) {
-			r.opts.Config.Prompt.Inline = "Be terse."
+			r.opts.Capsule.Inference.SystemPrompt = ptr("Be terse.")
 			r.opts.SystemPrompt = &override
 		}, "Override prompt.", 0, ""},
-		{"missing file E-RUN-009", func(r *run) { r.opts.Config.Prompt.File = "nope.md" }, nil, 2, "E-RUN-009"},
+		{"missing file E-RUN-009", func(r *run) { r.opts.Capsule.Inference.SystemPromptFile = "nope.md" }, nil, 2, "E-RUN-009"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,8 +65,8 @@ func TestSystemPromptSources(t *testing.T) {
 
 func TestInstructionFilesReachPrompt(t *testing.T) {
 	r := newRun(t, providertest.OpenAI, providertest.Step{Text: "ok"})
-	r.opts.Config.Prompt.Inline = "You review."
-	r.opts.Config.InstructionFiles = []string{"AGENTS.md", "./CLAUDE.md", "missing.md"}
+	r.opts.Capsule.Inference.SystemPrompt = ptr("You review.")
+	r.opts.Capsule.Inference.InstructionFiles = []string{"AGENTS.md", "./CLAUDE.md", "missing.md"}
 	wd := t.TempDir()
 	r.opts.Workdir = wd
 	os.WriteFile(filepath.Join(wd, "AGENTS.md"), []byte("Use tabs.\n\n"), 0o600)
@@ -103,8 +103,8 @@ func TestCaptureLevels(t *testing.T) {
 			r := newRun(t, providertest.Anthropic,
 				providertest.Step{Calls: []providertest.Call{writeCall("c1", "f", "data")}},
 				providertest.Step{Text: "ok"})
-			r.opts.Config.Capture = level
-			r.opts.Config.Prompt.Inline = "Sys."
+			r.opts.Capsule.Trace.Capture = string(level)
+			r.opts.Capsule.Inference.SystemPrompt = ptr("Sys.")
 			r.launch()
 			r.wantCode(0)
 			inf := r.lines("inference")[1]
@@ -143,7 +143,7 @@ func TestCaptureLevels(t *testing.T) {
 func TestKeepWorking(t *testing.T) {
 	r := newRun(t, providertest.Anthropic,
 		providertest.Step{Text: "first"}, providertest.Step{Text: "second"}, providertest.Step{Text: "third"})
-	r.opts.Config.KeepWorking = &manifest.KeepWorking{Message: "Keep going. Check your work.", Limit: 2}
+	r.opts.Capsule.Lifecycle.KeepWorking = &manifest.KeepWorking{Message: "Keep going. Check your work.", Limit: 2}
 	r.launch()
 	r.wantCode(0)
 	if len(r.srv.Requests()) != 3 || r.result() != "third" {
@@ -165,7 +165,7 @@ func TestDoneCheckReopens(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{writeCall("c1", "done.txt", "yes")}},
 		providertest.Step{Text: "now done"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`, Limit: 2}
+	r.opts.Capsule.Lifecycle.DoneCheck = &manifest.DoneCheck{Command: `sh -c 'test -f done.txt || { echo "done.txt is missing"; exit 3; }'`, Limit: 2, TimeoutSecs: ptr[int64](manifest.DefaultDoneCheckTimeoutSecs)}
 	r.launch()
 	r.wantCode(0)
 	second := requestText(r.srv.Requests()[1])
@@ -186,7 +186,7 @@ func TestDoneCheckReopens(t *testing.T) {
 func TestDoneCheckLimitZeroRecordsOnly(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "answer"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: "false", Limit: 0}
+	r.opts.Capsule.Lifecycle.DoneCheck = &manifest.DoneCheck{Command: "false", Limit: 0, TimeoutSecs: ptr[int64](manifest.DefaultDoneCheckTimeoutSecs)}
 	r.launch()
 	r.wantCode(0)
 	var dc map[string]any
@@ -198,9 +198,8 @@ func TestDoneCheckLimitZeroRecordsOnly(t *testing.T) {
 
 func TestDeadlineNotice(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "wrapping up"})
-	r.opts.Deadline = 5 * time.Second // notice: a tenth, 1 s at least, so not yet
-	notice := 10
-	r.opts.Config.DeadlineNoticeSecs = &notice // 10 s before a 5 s deadline: now
+	r.opts.Deadline = 5 * time.Second                            // notice: a tenth, 1 s at least, so not yet
+	r.opts.Capsule.Lifecycle.DeadlineNoticeSecs = ptr[int64](10) // 10 s before a 5 s deadline: now
 	r.launch()
 	r.wantCode(0)
 	if !strings.Contains(requestText(r.srv.Requests()[0]), "This session ends at") {
@@ -276,7 +275,7 @@ func TestDoneCheckTimeoutReopens(t *testing.T) {
 	oneSecond := int64(1)
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "first"}, providertest.Step{Text: "second"})
 	r.opts.Runner = execRunner{}
-	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: "sleep 5", Limit: 1, TimeoutSecs: &oneSecond}
+	r.opts.Capsule.Lifecycle.DoneCheck = &manifest.DoneCheck{Command: "sleep 5", Limit: 1, TimeoutSecs: &oneSecond}
 	r.launch()
 	r.wantCode(0)
 	if !strings.Contains(requestText(r.srv.Requests()[1]), "was killed after 1s") {
@@ -291,7 +290,7 @@ func TestDoneCheckTimeoutReopens(t *testing.T) {
 
 func TestDoneCheckNeedsAContainedRunner(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "x"})
-	r.opts.Config.DoneCheck = &manifest.DoneCheck{Command: "true", Limit: 1}
+	r.opts.Capsule.Lifecycle.DoneCheck = &manifest.DoneCheck{Command: "true", Limit: 1, TimeoutSecs: ptr[int64](manifest.DefaultDoneCheckTimeoutSecs)}
 	code, err := r.launchCtx(context.Background())
 	if code != capsule.ExitRefused || err == nil || r.dirs.ID != "" {
 		t.Fatalf("code %d err %v", code, err)
@@ -308,7 +307,7 @@ func TestBoundSkillIsNotOffered(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRun(t, providertest.Anthropic, providertest.Step{Text: "ok"})
 			r.opts.Tools = append(r.opts.Tools, agent.NewSkill("persona", "A persona.", "You are Ada."))
-			r.opts.Config.Prompt.ArtifactName, r.opts.Config.Prompt.ArtifactText = "local/persona", "You are Ada."
+			r.opts.Capsule.Inference.SystemPromptArtifact, r.opts.SkillText = "local/persona", "You are Ada."
 			r.opts.SystemPrompt = tt.override
 			r.launch()
 			r.wantCode(0)

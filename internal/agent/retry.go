@@ -6,17 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/murmur/mur/internal/manifest"
 )
-
-// RetryConfig is inference.retry with its defaults applied.
-type RetryConfig struct {
-	MaxRetries     int
-	InitialDelayMs int64
-	MaxDelayMs     int64
-}
-
-// DefaultRetry is inference.retry when the manifest sets none of its keys.
-var DefaultRetry = RetryConfig{MaxRetries: 6, InitialDelayMs: 1000, MaxDelayMs: 60000}
 
 // retry_stopped values on an inference record.
 const (
@@ -151,14 +143,15 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // backoff is the wait before retry k (from 0): uniform in [d/2, d] with
-// d = min(max_delay_ms, initial_delay_ms × 2^k).
-func backoff(c RetryConfig, k int, rnd *rand.Rand) time.Duration {
-	d := c.InitialDelayMs
-	for i := 0; i < k && d < c.MaxDelayMs; i++ {
+// d = min(max_delay_ms, initial_delay_ms × 2^k), from the effective
+// inference.retry.
+func backoff(r *manifest.Retry, k int, rnd *rand.Rand) time.Duration {
+	d, most := *r.InitialDelayMS, *r.MaxDelayMS
+	for i := 0; i < k && d < most; i++ {
 		d *= 2
 	}
-	if d > c.MaxDelayMs {
-		d = c.MaxDelayMs
+	if d > most {
+		d = most
 	}
 	full := time.Duration(d) * time.Millisecond
 	half := full / 2

@@ -45,7 +45,7 @@ func TestRetriedAfter200ChargeIsTraced(t *testing.T) {
 				providertest.Step{Text: "Whole answer.", InputTokens: 10, OutputTokens: 3},
 			)
 			r.opts.Driver.(*providertest.Driver).Stream = true
-			r.opts.Config.MachineTokensPerDay = 1 << 30
+			r.opts.MachineTokensPerDay = 1 << 30
 			r.launch()
 			r.wantCode(0)
 			inf := r.lines("inference")
@@ -87,8 +87,8 @@ func TestRetriedAfter200ChargesOfAFailedCall(t *testing.T) {
 	broke := providertest.Step{Text: "This answer will be cut short", BreakAfter: 3}
 	r := newRun(t, providertest.Anthropic, broke, broke, broke)
 	r.opts.Driver.(*providertest.Driver).Stream = true
-	r.opts.Config.Retry.MaxRetries = 2
-	r.opts.Config.MachineTokensPerDay = 1 << 30
+	r.opts.Capsule.Inference.Retry.MaxRetries = ptr[int64](2)
+	r.opts.MachineTokensPerDay = 1 << 30
 	r.launch()
 	r.wantCode(1)
 	inf := r.lines("inference")

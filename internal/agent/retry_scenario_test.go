@@ -54,9 +54,9 @@ func TestRetryClasses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRun(t, providertest.Anthropic, tt.steps...)
-			r.opts.Config.Retry.MaxRetries = int(tt.retry[0])
-			r.opts.Config.Retry.InitialDelayMs = tt.retry[1]
-			r.opts.Config.Retry.MaxDelayMs = tt.retry[2]
+			r.opts.Capsule.Inference.Retry.MaxRetries = ptr(tt.retry[0])
+			r.opts.Capsule.Inference.Retry.InitialDelayMS = ptr(tt.retry[1])
+			r.opts.Capsule.Inference.Retry.MaxDelayMS = ptr(tt.retry[2])
 			r.opts.Deadline = tt.deadline
 			r.launch()
 			r.wantCode(tt.exit)
@@ -123,7 +123,7 @@ func TestBackoffJitterBounds(t *testing.T) {
 	}
 	steps = append(steps, providertest.Step{Text: "ok"})
 	r := newRun(t, providertest.OpenAI, steps...)
-	r.opts.Config.Retry.InitialDelayMs, r.opts.Config.Retry.MaxDelayMs = 1000, 5000
+	r.opts.Capsule.Inference.Retry.InitialDelayMS, r.opts.Capsule.Inference.Retry.MaxDelayMS = ptr[int64](1000), ptr[int64](5000)
 	r.launch()
 	r.wantCode(0)
 	for k, w := range r.waits {

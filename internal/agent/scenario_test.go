@@ -15,6 +15,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/manifest"
@@ -60,14 +61,9 @@ func newRun(t *testing.T, wire string, steps ...providertest.Step) *run {
 	t.Helper()
 	r := &run{t: t, srv: providertest.Start(t, steps...)}
 	home := t.TempDir()
+	c, inst := capsuletest.Capsule(t, capsuletest.Spec{Driver: "murmur/driver-" + wire, Model: "double-1", OutputCap: 1000, Window: 100000})
 	r.opts = capsule.Parts{
-		Config: agent.Config{
-			Model: "double-1", DriverName: "murmur/driver-" + wire,
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "murmur/driver-" + wire, Model: "double-1",
-				OutputCap: 1000, OutputCapSource: manifest.SourceTableOutput, Window: 100000, WindowSource: manifest.SourceTableWindow,
-				Budget: 99000, Basis: manifest.BasisWindowLessCap}},
-			Retry: &agent.RetryConfig{MaxRetries: 6, InitialDelayMs: 1000, MaxDelayMs: 60000},
-		},
+		Capsule: c, Installed: inst,
 		ManifestDir: t.TempDir(), MurmurHome: home,
 		LaunchTask: "write hello.txt",
 		Driver:     &providertest.Driver{Wire: wire, Endpoint: r.srv.URL, APIKey: "sk-test"},
@@ -329,7 +325,7 @@ func TestRetentionAtLaunch(t *testing.T) {
 	first := newRun(t, providertest.Anthropic, providertest.Step{Text: "one"}).launch()
 	second := newRun(t, providertest.Anthropic, providertest.Step{Text: "two"})
 	second.opts.ManifestDir, second.opts.MurmurHome = first.opts.ManifestDir, first.opts.MurmurHome
-	second.opts.Retain = &session.Retain{MaxSessions: 1}
+	second.opts.Capsule.Trace.Retain = &manifest.TraceRetain{MaxSessions: ptr[int64](1)}
 	second.launch()
 	second.wantCode(0)
 	if _, err := os.Stat(first.dirs.Records); err == nil {
@@ -343,3 +339,6 @@ func TestRetentionAtLaunch(t *testing.T) {
 		t.Fatalf("retention lines %v", r)
 	}
 }
+
+// ptr is v's address, for the manifest's optional fields.
+func ptr[T any](v T) *T { return &v }

@@ -7,14 +7,13 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/agent"
-	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/spend"
 )
 
 func TestSessionCeilingRefusesBeforeSending(t *testing.T) {
 	r := newRun(t, providertest.Anthropic, providertest.Step{Text: "never"})
-	r.opts.Config.MaxSessionTokens = 500 // the output cap alone is 1000
+	r.opts.Capsule.Inference.MaxSessionTokens = ptr[int64](500) // the output cap alone is 1000
 	r.launch()
 	r.wantCode(1)
 	r.wantStderr("E-RUN-040", "status: spend_ceiling_reached", "spend ceiling reached")
@@ -41,7 +40,7 @@ func TestSessionCeilingAfterCharges(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{writeCall("c1", "a", "1")}, InputTokens: 1500, OutputTokens: 20},
 		providertest.Step{Text: "never"},
 	)
-	r.opts.Config.MaxSessionTokens = 3000 // first: ~est+1000 fits; then 1520 used + est + 1000 does not
+	r.opts.Capsule.Inference.MaxSessionTokens = ptr[int64](3000) // first: ~est+1000 fits; then 1520 used + est + 1000 does not
 	r.launch()
 	r.wantCode(1)
 	if n := len(r.srv.Requests()); n != 1 {
@@ -55,13 +54,13 @@ func TestSessionCeilingAfterCharges(t *testing.T) {
 
 func TestMachineMeterAcrossRuns(t *testing.T) {
 	first := newRun(t, providertest.Anthropic, providertest.Step{Text: "one", InputTokens: 3000, OutputTokens: 100})
-	first.opts.Config.MachineTokensPerDay = 4000
+	first.opts.MachineTokensPerDay = 4000
 	first.launch()
 	first.wantCode(0)
 	// A second run on the same machine (same ~/.murmur) finds 3100 spent.
 	second := newRun(t, providertest.Anthropic, providertest.Step{Text: "never"})
 	second.opts.MurmurHome = first.opts.MurmurHome
-	second.opts.Config.MachineTokensPerDay = 4000
+	second.opts.MachineTokensPerDay = 4000
 	second.launch()
 	second.wantCode(1)
 	second.wantStderr("spend.machine_tokens_per_day")
@@ -81,8 +80,7 @@ func TestRefusalLatchesLaterTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &agent.Loop{Model: "double-1", Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
-		Choice: manifest.ChoiceLimits{OutputCap: 600}, Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{meter}}
+	l := agent.TestLoop(t, 600, nil, agent.Runtime{Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL}, Meter: meter}, nil)
 	if o := l.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "", Text: "hi"}); o.Status != agent.ExitSpendCeiling {
 		t.Fatalf("first task %+v", o)
 	}
@@ -111,7 +109,7 @@ func TestCeilingRefusesRetry(t *testing.T) {
 	r.opts.Driver.(*providertest.Driver).Stream = true
 	// The first attempt (est + the 1000 cap) fits; after its charge the
 	// retry (another est + 1000) does not.
-	r.opts.Config.MaxSessionTokens = 2*est + 999
+	r.opts.Capsule.Inference.MaxSessionTokens = ptr[int64](2*est + 999)
 	r.launch()
 	r.wantCode(1)
 	r.wantStderr("E-RUN-040", "status: spend_ceiling_reached")
@@ -147,8 +145,7 @@ func TestSettleFailureFailsTask(t *testing.T) {
 		}
 		return out, err
 	})
-	l := &agent.Loop{Model: "double-1", Driver: damaging, Choice: manifest.ChoiceLimits{OutputCap: 100},
-		Retry: agent.DefaultRetry, Ceilings: []spend.Admitter{spend.NewMachineMeter(path, 1_000_000)}}
+	l := agent.TestLoop(t, 100, nil, agent.Runtime{Driver: damaging, Meter: spend.NewMachineMeter(path, 1_000_000)}, nil)
 	o := l.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "", Text: "hi"})
 	if o.Status != agent.ExitFailed || !strings.Contains(o.Reason, "E-SPEND-001") || !strings.Contains(o.Reason, "could not be recorded") {
 		t.Fatalf("task %+v", o)

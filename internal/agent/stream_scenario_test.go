@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
-	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/spend"
 )
@@ -71,9 +70,8 @@ func TestStreamBrokenAfter200IsRetried(t *testing.T) {
 		providertest.Step{Text: "cut", BreakAfter: 2},
 		providertest.Step{Text: "ok", InputTokens: 10, OutputTokens: 3})
 	ceiling := spend.NewSessionCeiling(1 << 20)
-	l := &agent.Loop{Model: "m", Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL, Stream: true},
-		Choice: manifest.ChoiceLimits{OutputCap: 100}, Retry: agent.DefaultRetry, Session: ceiling, Ceilings: []spend.Admitter{ceiling},
-		Sleep: func(context.Context, time.Duration) error { return nil }}
+	l := agent.TestLoop(t, 100, nil, agent.Runtime{Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL, Stream: true},
+		Meter: ceiling, Sleep: func(context.Context, time.Duration) error { return nil }}, nil)
 	if o := l.RunTask(context.Background(), agent.Task{ID: "t", ContextID: "", Text: "hello there"}); o.Status != agent.ExitOK {
 		t.Fatalf("%+v", o)
 	}
@@ -86,9 +84,8 @@ func TestStreamBrokenAfter200IsRetried(t *testing.T) {
 func TestRetriedStatusFailureChargedNothing(t *testing.T) {
 	srv := providertest.Start(t, fail(503, "busy"), providertest.Step{Text: "ok", InputTokens: 10, OutputTokens: 3})
 	ceiling := spend.NewSessionCeiling(1 << 20)
-	l := &agent.Loop{Model: "m", Driver: &providertest.Driver{Wire: providertest.OpenAI, Endpoint: srv.URL},
-		Choice: manifest.ChoiceLimits{OutputCap: 100}, Retry: agent.DefaultRetry, Session: ceiling, Ceilings: []spend.Admitter{ceiling},
-		Sleep: func(context.Context, time.Duration) error { return nil }}
+	l := agent.TestLoop(t, 100, nil, agent.Runtime{Driver: &providertest.Driver{Wire: providertest.OpenAI, Endpoint: srv.URL},
+		Meter: ceiling, Sleep: func(context.Context, time.Duration) error { return nil }}, nil)
 	if o := l.RunTask(context.Background(), agent.Task{ID: "t", ContextID: "", Text: "hello there"}); o.Status != agent.ExitOK {
 		t.Fatalf("%+v", o)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
-	"github.com/murmur/mur/internal/trace"
 )
 
 // The rows of the spec's budget table.
@@ -31,7 +30,7 @@ func TestInstructionFileStatuses(t *testing.T) {
 	big := strings.Repeat("a", 32767) + "é" + strings.Repeat("b", 100) // é straddles 32768
 	os.WriteFile(filepath.Join(wd, "BIG.md"), []byte(big), 0o600)
 	entries := []string{"OUT.md", "DANGLING.md", "DIR.md", "FIFO.md", "BIN.md", "BLANK.md", "BIG.md", "LOCKED.md"}
-	p, err := ComposePrompt(PromptSources{}, entries, wd)
+	p, err := (&Plan{Inference: &manifest.Inference{InstructionFiles: entries}}).ComposePrompt(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +52,12 @@ func TestInstructionFileStatuses(t *testing.T) {
 }
 
 func TestNoInstructionFilesNoBlocks(t *testing.T) {
-	p, err := ComposePrompt(PromptSources{Inline: "x"}, nil, t.TempDir())
+	inline := "x"
+	p, err := (&Plan{Inference: &manifest.Inference{SystemPrompt: &inline}}).ComposePrompt(t.TempDir())
 	if err != nil || p.Text != "x" || p.Instructions != nil {
 		t.Fatalf("%+v %v", p, err)
 	}
-	p, _ = ComposePrompt(PromptSources{}, []string{}, t.TempDir())
+	p, _ = (&Plan{Inference: &manifest.Inference{InstructionFiles: []string{}}}).ComposePrompt(t.TempDir())
 	if p.Set || p.Instructions == nil {
 		t.Fatalf("empty list: %+v", p)
 	}
@@ -125,8 +125,7 @@ func TestContinuationProtocol(t *testing.T) {
 		replies = replies[1:]
 		return res, nil
 	})
-	inv, _ := NewInventory([]Tool{NewSkill("skill1", "s", "body")})
-	l := &Loop{Model: "m", Driver: drv, Choice: manifest.ChoiceLimits{OutputCap: 100}, Tools: inv, Retry: DefaultRetry, Events: &event.Stream{}, Recorder: trace.Recorder{Level: trace.CaptureNone}}
+	l := testLoop(t, 100, []Tool{NewSkill("skill1", "s", "body")}, Runtime{Driver: drv, Events: &event.Stream{}}, nil)
 	out := l.RunTask(context.Background(), Task{ID: "t1", ContextID: "ctx-1", Text: "go"})
 	if out.Status != ExitOK || len(reqs) != 3 {
 		t.Fatalf("%+v %d", out, len(reqs))
@@ -150,7 +149,7 @@ func TestContinuationNeverCrossesContexts(t *testing.T) {
 		json.Unmarshal(data, &last)
 		return passed(`{"text":"ok","stop_reason":"end_turn"}`, MetaContinuationID, "c"), nil
 	})
-	l := &Loop{Model: "m", Driver: drv, Choice: manifest.ChoiceLimits{OutputCap: 100}, Retry: DefaultRetry, Recorder: trace.Recorder{Level: trace.CaptureNone}}
+	l := testLoop(t, 100, nil, Runtime{Driver: drv}, nil)
 	l.RunTask(context.Background(), Task{ID: "t1", ContextID: "ctx-a", Text: "one"})
 	l.RunTask(context.Background(), Task{ID: "t2", ContextID: "ctx-b", Text: "two"})
 	if last.ContinuationID != "" {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 	"github.com/murmur/mur/internal/conversation"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
@@ -54,9 +55,9 @@ func texts(msgs []agent.Message) string {
 
 func convSession(t *testing.T, home, proj string, drv agent.Driver, cv Conversation, stderr *bytes.Buffer) *Session {
 	t.Helper()
+	cc, inst := capsuletest.Capsule(t, capsuletest.Spec{OutputCap: 100, Window: 10000})
 	p := Parts{
-		Config: agent.Config{Model: "m", DriverName: "d",
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
+		Capsule: cc, Installed: inst,
 		ManifestDir: proj, MurmurHome: home, Driver: drv, Conversation: cv,
 	}
 	if stderr != nil {
@@ -177,9 +178,9 @@ func TestResume(t *testing.T) {
 		t.Fatalf("resume policy %+v", cv)
 	}
 	var stderr bytes.Buffer
+	cc, inst := capsuletest.Capsule(t, capsuletest.Spec{OutputCap: 100, Window: 10000})
 	b, err := OpenParts(context.Background(), Parts{
-		Config: agent.Config{Model: "m", DriverName: "d",
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
+		Capsule: cc, Installed: inst,
 		ManifestDir: proj, MurmurHome: home, Driver: drv, Conversation: cv, Stderr: &stderr, LaunchTask: "what number?",
 	})
 	if err != nil {
@@ -230,9 +231,9 @@ func TestDamagedLaunchRecord(t *testing.T) {
 	pol := conversation.Policy{Record: true, Store: conversation.Store{Dir: conversation.StoreDir(home, "cap"), Capsule: "cap"}, LaunchContext: "ctx"}
 	os.MkdirAll(filepath.Dir(pol.Store.Path("ctx")), 0o700)
 	os.WriteFile(pol.Store.Path("ctx"), []byte("not json\n"), 0o600)
+	cc, inst := capsuletest.Capsule(t, capsuletest.Spec{OutputCap: 100, Window: 10000})
 	_, err := OpenParts(context.Background(), Parts{
-		Config: agent.Config{Model: "m", DriverName: "d",
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
+		Capsule: cc, Installed: inst,
 		ManifestDir: proj, MurmurHome: home, Driver: &convDriver{}, Conversation: Conversation{Policy: pol},
 	})
 	var ds diag.ListError

@@ -12,7 +12,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
-	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 )
 
 // launchOnce runs one Launch whose driver answers at once and returns the
@@ -29,9 +29,14 @@ func launchOnce(tb testing.TB, home, proj string, ceiling int64) time.Duration {
 		return agent.Result{Status: agent.StatusPassed, Data: `{"text":"ok","stop_reason":"end_turn"}`,
 			Metadata: [][2]string{{agent.MetaInputTokens, "10"}, {agent.MetaOutputTokens, "1"}}}, nil
 	})
+	c, inst := capsuletest.Capsule(tb, capsuletest.Spec{})
+	prompt := "You are careful."
+	c.Inference.SystemPrompt = &prompt
+	if ceiling > 0 {
+		c.Inference.MaxSessionTokens = &ceiling
+	}
 	s, err := capsule.OpenParts(context.Background(), capsule.Parts{
-		Config: agent.Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 1000, Window: 100000, Budget: 99000}},
-			Prompt: agent.PromptSources{Inline: "You are careful."}, MaxSessionTokens: ceiling},
+		Capsule: c, Installed: inst,
 		ManifestDir: proj, MurmurHome: home, LaunchTask: "Say ok.", Driver: drv,
 		Tools: []agent.Tool{agent.NewSkill("style", "House style.", "# Style")},
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
-	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 )
 
 // blockingDriver answers every call once release is closed, counting the
@@ -44,9 +44,9 @@ func partsSession(t *testing.T, drv agent.Driver) *capsule.Session {
 
 func partsSessionCtx(t *testing.T, ctx context.Context, drv agent.Driver) *capsule.Session {
 	t.Helper()
+	c, inst := capsuletest.Capsule(t, capsuletest.Spec{OutputCap: 100, Window: 10000})
 	s, err := capsule.OpenParts(ctx, capsule.Parts{
-		Config: agent.Config{Model: "m", DriverName: "d",
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
+		Capsule: c, Installed: inst,
 		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), Driver: drv,
 	})
 	if err != nil {

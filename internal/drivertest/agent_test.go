@@ -9,7 +9,7 @@ import (
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/agent/wasmtool"
 	"github.com/murmur/mur/internal/capsule"
-	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/trace"
@@ -39,8 +39,9 @@ func TestAgentLoopThroughTheDriver(t *testing.T) {
 			in := start(t, w, setup{Upstream: up, Key: testKey})
 			note := &noteTool{}
 			var stderr strings.Builder
+			c, inst := capsuletest.Capsule(t, capsuletest.Spec{Driver: "murmur/" + w.name, Model: w.model, OutputCap: 512})
 			code, dirs, err := launch(capsule.Parts{
-				Config:      agent.Config{Model: w.model, DriverName: "murmur/" + w.name, ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "murmur/" + w.name, Model: w.model, OutputCap: 512, Window: 100000, Budget: 99488}}},
+				Capsule: c, Installed: inst,
 				ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), LaunchTask: "What does the release note say?",
 				Driver: wasmtool.Driver{R: in.tool},
 				Tools:  []agent.Tool{note},

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/agent/wasmtool"
 	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 	"github.com/murmur/mur/internal/component"
-	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/trace"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -52,9 +51,9 @@ func trappingDriver(t *testing.T) *component.Tool {
 // its WebAssembly backtrace, is in the session's logs/inference.log.
 func TestDriverTrapReasonIsOneLine(t *testing.T) {
 	var stderr strings.Builder
+	c, inst := capsuletest.Capsule(t, capsuletest.Spec{Driver: "test/trapping-driver", OutputCap: 100, Window: 10000})
 	code, dirs, err := launch(capsule.Parts{
-		Config: agent.Config{Model: "m", DriverName: "test/trapping-driver",
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "test/trapping-driver", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
+		Capsule: c, Installed: inst,
 		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), LaunchTask: "Answer.",
 		Driver: wasmtool.Driver{R: trappingDriver(t)},
 		Stderr: &stderr,

@@ -27,7 +27,7 @@ func BenchmarkEmitOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	s.Add(x)
-	s.Emit(event.Event{Type: "session_start", Fields: map[string]any{"session_id": "ses_b", "capsule": "acme/bench", "model": "m", "tools": []string{"a", "b"}}})
+	s.Emit(event.Event{Type: "session_start", Fields: map[string]any{"session_id": "ses_b", "capsule": "bench", "model": "m", "tools": []string{"a", "b"}}})
 	s.Emit(event.Event{Type: "task_start", Fields: map[string]any{"task_id": "tsk_b", "origin": "cli"}})
 	shapes := []event.Event{
 		{Type: "inference", Fields: map[string]any{"task_id": "tsk_b", "turn": 1, "model": "m", "input_tokens": 1200, "output_tokens": 80, "duration_ms": int64(900), "stop_reason": "tool_use", "charged": 1280}},
@@ -76,7 +76,7 @@ func BenchmarkSessionEndpointDown(b *testing.B) {
 	for range b.N {
 		for _, ep := range []string{"", down} {
 			t0 := time.Now()
-			runSessionModel(b, ep, "acme/bench", turn)
+			runSessionModel(b, ep, "bench", turn)
 			d := time.Since(t0)
 			if ep == "" {
 				off = append(off, d)

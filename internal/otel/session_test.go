@@ -21,7 +21,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/capsule"
-	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 	"github.com/murmur/mur/internal/otel"
 )
 
@@ -52,9 +52,9 @@ func runSessionModel(t testing.TB, endpoint, capsuleName string, turnDelay time.
 			Metadata: [][2]string{{agent.MetaInputTokens, "10"}, {agent.MetaOutputTokens, "2"}}}, nil
 	})
 	var errs strings.Builder
+	c, inst := capsuletest.Capsule(t, capsuletest.Spec{Name: capsuleName})
 	s, err := capsule.OpenParts(context.Background(), capsule.Parts{
-		Config: agent.Config{Model: "m", DriverName: "d", Capsule: capsuleName,
-			ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 1000, Window: 100000, Budget: 99000}}},
+		Capsule: c, Installed: inst,
 		ManifestDir: t.TempDir(), MurmurHome: t.TempDir(), LaunchTask: "Check the style.", Driver: drv,
 		Tools:        []agent.Tool{agent.NewSkill("style", "House style.", "# Style")},
 		OtelEndpoint: endpoint, Stderr: &errs,
@@ -148,14 +148,14 @@ func TestSessionExportsOverOTLP(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	sessionID, taskID, stderr := runSession(t, srv.URL, "acme/otel-demo")
+	sessionID, taskID, stderr := runSession(t, srv.URL, "otel-demo")
 	if stderr != "" && strings.Contains(stderr, "OpenTelemetry") {
 		t.Fatalf("warned: %s", stderr)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	checkTrace(t, spans, sessionID, taskID)
-	if spans[0].attrs["resource.service.name"] != "acme/otel-demo" || spans[0].attrs["resource.service.instance.id"] != sessionID {
+	if spans[0].attrs["resource.service.name"] != "otel-demo" || spans[0].attrs["resource.service.instance.id"] != sessionID {
 		t.Fatalf("resource %v", spans[0].attrs)
 	}
 }

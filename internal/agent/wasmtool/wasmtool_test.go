@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule/capsuletest"
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/event"
-	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -50,15 +50,15 @@ func TestWASMToolInTheLoop(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "echo", Input: `{"msg":"héllo"}`}}},
 		providertest.Step{Text: "echoed"},
 	)
-	plan, err := agent.NewPlan(agent.Config{Model: "m", DriverName: "d", ModelLimits: []manifest.ChoiceLimits{{Choice: manifest.PrimaryChoice, Driver: "d", Model: "m", OutputCap: 100, Window: 10000, Budget: 9900}}},
-		[]agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"msg":{"type":"string"}},"required":["msg"]}`)}}},
-		agent.PromptSources{}, false)
+	c, inst := capsuletest.Capsule(t, capsuletest.Spec{OutputCap: 100, Window: 10000})
+	plan, err := agent.NewPlan(c, agent.Sources{Installed: inst,
+		Tools: []agent.Tool{Tool{R: echoTool(t), D: agent.ToolDef{Name: "echo", Description: "Echo.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"msg":{"type":"string"}},"required":["msg"]}`)}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var calls []event.Event
-	l, err := plan.Loop(agent.Runtime{
+	l, err := agent.NewLoop(plan, agent.Runtime{
 		Driver: &providertest.Driver{Wire: providertest.Anthropic, Endpoint: srv.URL},
 		Events: event.SinkFunc(func(e event.Event) {
 			if e.Type == "tool_call" {
