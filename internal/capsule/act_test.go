@@ -151,3 +151,77 @@ func TestACTToolsThroughRun(t *testing.T) {
 		t.Fatalf("session log %q", b)
 	}
 }
+
+const actGoManifest = `name: kvcap
+version: "0.1.0"
+artifacts:
+  - name: murmur/driver-openai
+    version: "0.1.0"
+    runtime: driver
+    gateway:
+      endpoint: %ENDPOINT%/v1
+      keyless: true
+  - name: murmur/act-kv-go
+    version: "0.1.0"
+    config:
+      namespace: notes
+inference:
+  model: gpt-4o-mini
+  driver:
+    artifact: murmur/driver-openai
+  max_turns: 4
+`
+
+// TestACTGoGuestThroughRun: the SDK's example, built by tools/guest and
+// packed by mur build, is a capsule's tools with its session: a value put
+// in one turn is read in the next, and the session is closed at the end.
+func TestACTGoGuestThroughRun(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publish(t, root, "../../examples/act-kv-go", "act-kv-go")
+	prov := providertest.Start(t,
+		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "put", Input: `{"key":"color","value":"teal"}`}}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Calls: []providertest.Call{{ID: "c2", Name: "get", Input: `{"key":"color"}`}, {ID: "c3", Name: "list", Input: `{}`}}, InputTokens: 20, OutputTokens: 5},
+		providertest.Step{Text: "teal", InputTokens: 30, OutputTokens: 3},
+	)
+	capDir := filepath.Join(root, "cap")
+	if err := os.MkdirAll(capDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(strings.ReplaceAll(actGoManifest, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mur(t, capDir, "install")
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "remember teal"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	reqs := prov.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("provider saw %d requests, want 3", len(reqs))
+	}
+	if got := string(reqs[1].Raw); !strings.Contains(got, "stored color in notes") {
+		t.Errorf("put's result: %s", got)
+	}
+	got := string(reqs[2].Raw)
+	for _, want := range []string{`{"content":"teal","role":"tool","tool_call_id":"c2"}`, `{\"keys\":[\"color\"],\"namespace\":\"notes\",\"values\":{\"color\":\"teal\"}}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("third request lacks %s: %s", want, got)
+		}
+	}
+	var logs []string
+	filepath.WalkDir(filepath.Join(home, ".murmur/records"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "act-kv-go.sessions.log" {
+			logs = append(logs, p)
+		}
+		return nil
+	})
+	if len(logs) != 1 {
+		t.Fatalf("session logs %v", logs)
+	}
+	if b, _ := os.ReadFile(logs[0]); string(b) != "session notes-1 opened\nsession notes-1 closed\n" {
+		t.Fatalf("session log %q", b)
+	}
+}
