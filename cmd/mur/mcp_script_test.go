@@ -83,6 +83,9 @@ func cmdMCPClient(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("mcpc: connect: %v\nmur mcp stderr:\n%s", err, stderr.String())
 	}
 	out := ts.Stdout()
+	if info := cs.InitializeResult().ServerInfo; info != nil {
+		fmt.Fprintf(out, "server: %s %s\n", info.Name, info.Version)
+	}
 	ops := args[1:]
 	for len(ops) > 0 {
 		switch op := ops[0]; op {

@@ -29,3 +29,12 @@ func (s *Session) CallTool(ctx context.Context, c agent.ToolCall) (text string, 
 	defer stop()
 	return s.loop.CallTool(ctx, agent.ToolCaller{}, c)
 }
+
+// Capsule is the capsule's name and version, as murmur.yaml declares
+// them; empty for a session opened from parts.
+func (s *Session) Capsule() (name, version string) {
+	if s.l == nil || s.l.c == nil {
+		return "", ""
+	}
+	return s.l.c.Name, s.l.c.Version
+}

@@ -68,7 +68,9 @@ func serveMCP(env *Env, o capsule.Options, addr string) int {
 	if err != nil {
 		return reportRefusal(env, err)
 	}
-	srv := mcp.NewServer(s, mcp.Options{})
+	// The client sees the capsule as the server (serverInfo).
+	name, version := s.Capsule()
+	srv := mcp.NewServer(s, mcp.Options{Name: name, Version: version})
 	if addr == "" {
 		err = srv.ServeStdio(env.Ctx, env.Stdin, env.Stdout)
 	} else {
