@@ -193,3 +193,49 @@ func TestToolRegistryInvoke(t *testing.T) {
 		}
 	})
 }
+
+const relayGoManifest = `name: relay
+version: "0.1.0"
+artifacts:
+  - name: murmur/driver-openai
+    version: "0.1.0"
+    runtime: driver
+    gateway:
+      endpoint: %ENDPOINT%/v1
+      keyless: true
+  - name: murmur/relay-go
+    version: "0.1.0"
+  - name: murmur/file-go
+    version: "0.1.0"
+    capabilities:
+      filesystem:
+        scope: notes
+inference:
+  model: gpt-4o-mini
+  driver:
+    artifact: murmur/driver-openai
+  max_turns: 3
+`
+
+// TestGoGuestInvoke: a Go guest built with the SDK (examples/relay-go)
+// calls tool.Invoke, and the callee (file-go) writes under its own
+// filesystem.scope, not the caller's: the file lands in notes/ of the
+// work folder, and its tool_call record names relay-go as the caller.
+func TestGoGuestInvoke(t *testing.T) {
+	root, home := importsHome(t)
+	publish(t, root, "../../examples/relay-go", "relay-go")
+	publish(t, root, "../../examples/file-go", "file-go")
+	got, lines := runCall(t, root, home, relayGoManifest, "relay-go",
+		`{"tool":"file-go","input":{"op":"write","path":"x.txt","content":"via relay"}}`)
+	if !strings.Contains(got, "wrote x.txt") {
+		t.Fatalf("the callee's result did not reach the model: %s", got)
+	}
+	calls := toolCalls(lines)
+	if len(calls) != 2 || calls[0]["tool"] != "file-go" || calls[0]["caller"] != "relay-go" || calls[0]["state_effect"] != "mutate" {
+		t.Fatalf("tool_call records = %v", calls)
+	}
+	written, _ := filepath.Glob(filepath.Join(root, "cap", "workdir", "*", "notes", "x.txt"))
+	if len(written) != 1 {
+		t.Errorf("the callee did not write under its own scope: %v", written)
+	}
+}
