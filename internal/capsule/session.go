@@ -10,29 +10,39 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/conversation"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/otel"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/trace"
 )
 
-// Parts are a session's pieces once its manifest is resolved: the loop's
-// plan, the driver and tools that serve it, and where the session lives.
-// Open builds them from murmur.yaml and its staged artifacts; OpenParts
-// takes them from a caller that built its own (tests, benchmarks).
+// Parts are a session's pieces once its manifest is resolved: the
+// effective manifest the loop's plan is built from, the driver and tools
+// that serve it, and where the session lives. Open builds them from
+// murmur.yaml and its staged artifacts; OpenParts takes them from a caller
+// that built its own (tests, benchmarks).
 type Parts struct {
-	Config agent.Config
+	// Capsule is the manifest with its defaults applied
+	// (manifest.Capsule.Effective); Installed gives the limits resolver
+	// its drivers' models: tables.
+	Capsule   *manifest.Capsule
+	Installed manifest.Installed
+	// MachineTokensPerDay is the global config's daily token ceiling; 0
+	// is none.
+	MachineTokensPerDay int64
+	// SkillText is the payload of inference.system_prompt_artifact.
+	SkillText string
 	// Conversation is the conversation policy; the zero value keeps no
 	// record (context.record: off).
 	Conversation Conversation
-	// Retain is trace.retain; nil deletes nothing, ever.
-	Retain *session.Retain
 	// ManifestDir holds murmur.yaml; MurmurHome is ~/.murmur.
 	ManifestDir string
 	MurmurHome  string
@@ -84,10 +94,18 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	if p.Driver == nil {
 		return nil, errors.New("capsule: no driver to serve inference")
 	}
-	src := p.Config.Prompt
-	src.ManifestDir = p.ManifestDir
-	src.Override = p.SystemPrompt
-	plan, err := agent.NewPlan(p.Config, p.Tools, src, p.Runner != nil)
+	if p.Capsule == nil {
+		return nil, errors.New("capsule: no manifest to plan the session from")
+	}
+	// The one plan every task of the session runs from.
+	plan, err := agent.NewPlan(p.Capsule, agent.Sources{
+		Installed: p.Installed, Tools: p.Tools, MachineTokensPerDay: p.MachineTokensPerDay, Contained: p.Runner != nil,
+		Prompt: agent.PromptSources{ManifestDir: p.ManifestDir, ArtifactText: p.SkillText, Override: p.SystemPrompt},
+	})
+	if err != nil {
+		return nil, err
+	}
+	retain, err := retention(p.Capsule)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +133,10 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		l.start(sctx, dirs, s.events, stderr)
 		// Hooks load once the folders their grants name exist; one that
 		// cannot load refuses the launch.
-		var herr error
-		s.hooks, herr = l.startHooks(sctx, l.hookList, dirs, s.events, int(deref(l.c.Inference.MaxTurns)))
-		if herr != nil {
+		s.hooks, err = l.startHooks(sctx, l.hookList, dirs, s.events, int(deref(l.c.Inference.MaxTurns)))
+		if err != nil {
 			s.abort()
-			return nil, herr
+			return nil, err
 		}
 		if s.hooks != nil {
 			l.holder.set(s.hooks)
@@ -137,12 +154,12 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	if l != nil {
 		rt.Events = l.completions.stamp(s.events)
 	}
-	if n := p.Config.MachineTokensPerDay; n > 0 {
+	if n := plan.MachineTokensPerDay; n > 0 {
 		rt.Meter = spend.NewMachineMeter(spend.MeterPath(p.MurmurHome), n)
 	}
-	s.loop, err = plan.Loop(rt)
+	s.loop, err = agent.NewLoop(plan, rt)
 	if err == nil {
-		err = writeMurmurMD(dirs, plan, s.loop.Prompt)
+		err = writeMurmurMD(dirs, plan, s.loop.Prompt())
 	}
 	if err != nil {
 		s.abort()
@@ -150,7 +167,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	}
 
 	s.launchTask, s.launchSource, s.launchErr = session.LaunchTask(p.LaunchTask, dirs.Workdir)
-	start := s.loop.Describe(plan)
+	start := s.loop.Describe()
 	start["session_id"], start["workdir"], start["records_dir"], start["runtime_dir"] = dirs.ID, dirs.Workdir, dirs.Records, dirs.Runtime()
 	start["task_source"] = string(s.launchSource)
 	if p.Gateways != nil {
@@ -162,13 +179,10 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		}
 	}
 	// OpenTelemetry is one more subscriber, from session_start on.
-	otel.Subscribe(s.events, otelEndpoint(p, l), stderr)
+	otel.Subscribe(s.events, otelEndpoint(p), stderr)
 	s.events.Emit(event.Event{Type: "session_start", Fields: start})
-	if s.hooks != nil && l != nil {
-		s.hooks.sessionStart(sctx, l.c.Inference.Model)
-	}
-	if p.Retain != nil {
-		s.sweep(p.ManifestDir, *p.Retain)
+	if retain != nil {
+		s.sweep(p.ManifestDir, *retain)
 	}
 	if d := s.openConversation(p.Conversation); d != nil {
 		s.abort()
@@ -237,8 +251,11 @@ type Session struct {
 	ctx        context.Context
 	endSession context.CancelCauseFunc
 
-	run     sync.Mutex // held while a task runs
-	first   bool       // the first minted id is the session's own suffix
+	run sync.Mutex // held while a task runs
+	// running is the task in progress, for the MCP calls made while it
+	// runs (CallTool records them under it); nil between tasks.
+	running atomic.Pointer[string]
+	first   bool // the first minted id is the session's own suffix
 	closeMu sync.Mutex
 	closed  bool
 }
@@ -302,11 +319,13 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 		cancel := s.Subscribe(t.Events)
 		defer cancel()
 	}
+	s.running.Store(&t.ID)
+	defer s.running.Store(nil)
 	ctx, stop := mergeCancel(ctx, s.ctx)
 	defer stop()
-	if !s.loop.Deadline.IsZero() {
+	if deadline := s.loop.Deadline(); !deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, s.loop.Deadline)
+		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
 	if s.l != nil {
@@ -316,6 +335,8 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	if err != nil {
 		return Outcome{TaskID: t.ID, Status: agent.ExitFailed, Code: diag.RunConversationRecord, Reason: err.Error()}
 	}
+	var o Outcome
+	defer func() { s.endTask(t, o, log) }()
 	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, History: history}
 	if log != nil {
 		at.Log = log
@@ -323,15 +344,44 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	if s.hooks != nil {
 		s.hooks.taskStart(ctx, t)
 	}
-	o := s.loop.RunTask(ctx, at)
-	s.endTask(t, o, log)
+	o = s.loop.RunTask(ctx, at)
+	s.add(o)
+	if s.hooks == nil {
+		return o
+	}
+	// An on-task-end hook may reopen the task (commit_policy
+	// reopen-task): its agent loop runs again with the original text and
+	// the hook's feedback, up to lifecycle.max_task_reopens times and
+	// never past inference.max_turns counted across the attempts.
+	turns, in, out := o.Turns, o.InputTokens, o.OutputTokens
+	for reopened := int64(0); ; reopened++ {
+		hook, feedback, ok := s.hooks.taskEnd(ctx, o, reopened, turns)
+		if !ok {
+			break
+		}
+		s.events.Emit(event.Event{Type: "task_reopened", Fields: map[string]any{
+			"task_id": t.ID, "hook": hook, "reopen": reopened + 1, "limit": s.hooks.reopens, "feedback": feedback,
+		}})
+		text := fmt.Sprintf("%s\n\n[murmur] The hook %s reopened this task after your answer:\n%s", t.Text, hook, feedback)
+		if o.Answer != "" {
+			text = fmt.Sprintf("%s\n\n[murmur] Your previous answer was:\n%s\n\n[murmur] The hook %s reopened this task:\n%s", t.Text, o.Answer, hook, feedback)
+		}
+		at.Text = text
+		o = s.loop.RunTask(ctx, at)
+		s.add(o)
+		turns += o.Turns
+		in += o.InputTokens
+		out += o.OutputTokens
+	}
+	o.Turns, o.InputTokens, o.OutputTokens = turns, in, out
+	return o
+}
+
+// add counts a task attempt's turns and tokens into the session's totals.
+func (s *Session) add(o Outcome) {
 	s.totals.Turns += o.Turns
 	s.totals.InputTokens += o.InputTokens
 	s.totals.OutputTokens += o.OutputTokens
-	if s.hooks != nil {
-		o = s.reopen(ctx, t, at, o)
-	}
-	return o
 }
 
 // RunLaunchTask runs the launch's own task, as mur run does: a task file
@@ -502,7 +552,7 @@ func writeMurmurMD(dirs session.Dirs, plan *agent.Plan, prompt agent.Prompt) err
 	if plan.BoundSkill != "" {
 		fmt.Fprintf(&b, "\n## System Prompt\n\nThe skill %s is bound as your system prompt, so it is not in your tool list.\n", plan.BoundSkill)
 	}
-	if entries := plan.Config.InstructionFiles; entries != nil {
+	if entries := plan.Inference.InstructionFiles; entries != nil {
 		b.WriteString("\n## Instruction Files\n\n")
 		for _, f := range prompt.Instructions {
 			fmt.Fprintf(&b, "- %s: %s\n", f.Path, f.Status)
@@ -563,40 +613,9 @@ func nestedInstructionFiles(workdir string, entries []string) []string {
 }
 
 // otelEndpoint is the parts' endpoint, else the manifest's.
-func otelEndpoint(p Parts, l *launcher) string {
-	if p.OtelEndpoint == "" && l != nil && l.c != nil && l.c.Observability != nil {
-		return l.c.Observability.OtelEndpoint
+func otelEndpoint(p Parts) string {
+	if p.OtelEndpoint == "" && p.Capsule.Observability != nil {
+		return p.Capsule.Observability.OtelEndpoint
 	}
 	return p.OtelEndpoint
-}
-
-// reopen runs a task again while an on-task-end hook reopens it
-// (commit_policy reopen-task): its agent loop runs with the original text,
-// the last answer and the hook's feedback, up to lifecycle.max_task_reopens
-// times and never past inference.max_turns counted across the attempts.
-// The outcome is the last attempt's, with the turns and tokens of all.
-func (s *Session) reopen(ctx context.Context, t Task, at agent.Task, o Outcome) Outcome {
-	turns, in, out := o.Turns, o.InputTokens, o.OutputTokens
-	for reopened := int64(0); ; reopened++ {
-		hook, feedback, ok := s.hooks.taskEnd(ctx, o, reopened, turns)
-		if !ok {
-			break
-		}
-		s.events.Emit(event.Event{Type: "task_reopened", Fields: map[string]any{
-			"task_id": t.ID, "hook": hook, "reopen": reopened + 1, "limit": s.hooks.reopens, "feedback": feedback,
-		}})
-		at.Text = fmt.Sprintf("%s\n\n[murmur] The hook %s reopened this task:\n%s", t.Text, hook, feedback)
-		if o.Answer != "" {
-			at.Text = fmt.Sprintf("%s\n\n[murmur] Your previous answer was:\n%s\n\n[murmur] The hook %s reopened this task:\n%s", t.Text, o.Answer, hook, feedback)
-		}
-		o = s.loop.RunTask(ctx, at)
-		s.totals.Turns += o.Turns
-		s.totals.InputTokens += o.InputTokens
-		s.totals.OutputTokens += o.OutputTokens
-		turns += o.Turns
-		in += o.InputTokens
-		out += o.OutputTokens
-	}
-	o.Turns, o.InputTokens, o.OutputTokens = turns, in, out
-	return o
 }

@@ -17,7 +17,8 @@ func (s *Session) ToolDefs() []agent.ToolDef {
 // CallTool runs one call an MCP client makes (the loopback tool server,
 // mur mcp) through the loop's one dispatch path: the same input check,
 // grants, sandbox, limits and tool_call record as the model's own calls.
-// It returns
+// A call made while a task runs (a harness's, under transport: process)
+// is recorded under that task. It returns
 // what a model would read back and whether the call failed. Calls must
 // not overlap each other (internal/mcp runs them one at a time), and the
 // tool server must stop calling before Close.
@@ -27,7 +28,11 @@ func (s *Session) CallTool(ctx context.Context, c agent.ToolCall) (text string, 
 	}
 	ctx, stop := mergeCancel(ctx, s.ctx)
 	defer stop()
-	return s.loop.CallTool(ctx, agent.ToolCaller{}, c)
+	var by agent.ToolCaller
+	if id := s.running.Load(); id != nil {
+		by.TaskID = *id
+	}
+	return s.loop.CallTool(ctx, by, c)
 }
 
 // Capsule is the capsule's name and version, as murmur.yaml declares
