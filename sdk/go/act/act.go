@@ -17,8 +17,8 @@
 //
 // Arguments arrive as deterministic CBOR; the SDK decodes them into
 // Call.Args with github.com/fxamacker/cbor/v2 (text as string, integers
-// as int64, floats as float64, byte strings as []byte, objects as
-// map[string]any, arrays as []any; bignums as big.Int). tools/guest/build.sh builds the component and writes its
+// as int64 (past its range, and bignums, as big.Int), floats as float64,
+// byte strings as []byte, objects as map[string]any, arrays as []any). tools/guest/build.sh builds the component and writes its
 // act:component section from the artifact's murmur.yaml.
 package act
 

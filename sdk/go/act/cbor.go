@@ -12,7 +12,7 @@ var decMode = func() cbor.DecMode {
 	m, err := cbor.DecOptions{
 		DupMapKey:      cbor.DupMapKeyEnforcedAPF,
 		DefaultMapType: reflect.TypeOf(map[string]any(nil)),
-		IntDec:         cbor.IntDecConvertSigned,
+		IntDec:         cbor.IntDecConvertSignedOrBigInt,
 	}.DecMode()
 	if err != nil {
 		panic(err)
