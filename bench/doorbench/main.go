@@ -12,6 +12,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -214,17 +215,57 @@ func run(murBin, guests, src string, tasks, fleet int) error {
 		}
 	}
 	atEnd := rollup(cmd.Process.Pid)
+	kept, err := lastTaskBytes(addr)
+	if err != nil {
+		_ = stop(cmd)
+		return err
+	}
 	if err := stop(cmd); err != nil {
 		return fmt.Errorf("task capsule: %w", err)
 	}
 	fmt.Printf("sequential tasks: %d (blocking SendMessage, one model call each, the double answers at once)\n", tasks)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	fmt.Printf("  per task: p50 %.2f ms, p90 %.2f ms, max %.2f ms\n", ms(lat[len(lat)/2]), ms(lat[len(lat)*9/10]), ms(lat[len(lat)-1]))
+	fmt.Printf("  the door keeps each ended task as JSON: the newest is %d bytes (history and artifacts included)\n", kept)
 	for _, k := range []string{"Rss", "Pss", "Anonymous"} {
 		fmt.Printf("  %s after task 100: %.1f MB, after task %d: %.1f MB, growth %+.2f MB\n",
 			k, mb(at100[k]), tasks, mb(atEnd[k]), mb(atEnd[k]-at100[k]))
 	}
 	return nil
+}
+
+// lastTaskBytes is the size of the newest task as the door keeps it: the
+// JSON of ListTasks' first entry with its whole history and artifacts.
+func lastTaskBytes(addr string) (int, error) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"pageSize":1,"includeArtifacts":true}}`
+	b, err := rpc(addr, body)
+	if err != nil {
+		return 0, err
+	}
+	var resp struct {
+		Result struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil || len(resp.Result.Tasks) != 1 {
+		return 0, fmt.Errorf("ListTasks answered %s", b)
+	}
+	return len(resp.Result.Tasks[0]), nil
+}
+
+func rpc(addr, body string) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
 }
 
 // send runs one task to its end with a blocking SendMessage.
