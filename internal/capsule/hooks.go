@@ -14,6 +14,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/hooks"
@@ -86,6 +87,16 @@ func (l *launcher) hookEntries() ([]hookEntry, diag.List) {
 		for _, v := range l.scope.Artifacts {
 			if v.Name == e.Name {
 				g.Network, g.Scope, g.Records = v.Network, v.Scope, v.Records
+				if v.StateStore != "" {
+					// The store is keyed by name, not by session or work
+					// folder, so it outlives both.
+					home, err := config.MurmurDir()
+					if err != nil {
+						ds = append(ds, diag.New(diag.ManInvalid, l.c.Pos(field), field, err.Error()))
+						continue
+					}
+					g.StateDir = filepath.Join(home, "state", v.StateStore)
+				}
 			}
 		}
 		if e.Config != nil {

@@ -32,6 +32,9 @@ type Grant struct {
 	// Records mounts the records directory's hooks/ as the hook's current
 	// directory in place of a scope.
 	Records bool
+	// StateDir is the hook's durable store (~/.murmur/state/<store>/),
+	// mounted as state/; "" mounts none.
+	StateDir string
 	// TaskIO grants murmur:task-io/read.
 	TaskIO bool
 	// Env is the hook's whole environment (MURMUR_ARTIFACT_CONFIG,
@@ -42,7 +45,7 @@ type Grant struct {
 // Policy is the WASI policy of g for a session with the given work folder
 // and records directory; the hook's stderr goes to stderr.
 func (g Grant) Policy(workdir, records string, name string, stderr io.Writer) (wasi.Policy, error) {
-	p := wasi.Policy{Env: g.Env, Args: []string{path.Base(name)}, Stderr: stderr}
+	p := wasi.Policy{Env: g.Env, Args: []string{path.Base(name)}, Stderr: stderr, StateDir: g.StateDir}
 	switch {
 	case g.Records:
 		p.Workdir, p.Scope = records, "hooks"

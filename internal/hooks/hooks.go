@@ -305,8 +305,8 @@ func (s *Set) call(ctx context.Context, h *Hook, handler string, ev any, at map[
 			kind = "deadline"
 			err = fmt.Errorf("%w: hook %s %s ran past %s (%s); raise it on this entry or make the handler shorter: %v", errDeadline, h.Name, handler, h.DeadlineField, h.Deadline, err)
 		default:
+			// The component's error already names the hook and handler.
 			kind = "fault"
-			err = fmt.Errorf("hook %s %s: %w", h.Name, handler, err)
 		}
 		rec["outcome"], rec["error"], rec["fault"] = "error", firstLine(err.Error()), kind
 		s.record("hook_call", rec)
@@ -368,8 +368,13 @@ func (s *Set) fields(h *Hook, handler string, at map[string]any) map[string]any 
 }
 
 // record emits a record unless the session has ended (an abandoned async
-// call finishing late must not write past session_end).
+// call finishing late must not write past session_end). on-stage runs
+// before session_start, which opens the trace: its calls and faults are
+// in the hook's log only (spec 000).
 func (s *Set) record(typ string, f map[string]any) {
+	if f["handler"] == component.OnStage {
+		return
+	}
 	s.mu.Lock()
 	ended := s.ended
 	s.mu.Unlock()

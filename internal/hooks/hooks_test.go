@@ -151,7 +151,7 @@ func TestDispatchOrderAndBinding(t *testing.T) {
 func TestGate(t *testing.T) {
 	cases := []struct {
 		name, config, want string
-		deadline          time.Duration
+		deadline           time.Duration
 	}{
 		{"err is the deny", `{"deny_tools":["t"]}`, "deny: the tool t is not allowed", 0},
 		{"trap", `{"trap":"on-tool-call"}`, "the policy hook failed", 0},
@@ -353,5 +353,29 @@ func TestAsyncStuckDropsExactly(t *testing.T) {
 	dr := f.rec.of("hook_drain")
 	if len(dr) != 1 || dr[0]["abandoned"] != true || dr[0]["dropped"] != int64(100) {
 		t.Fatalf("hook_drain = %v", dr)
+	}
+}
+
+// A state grant mounts the durable store as state/, beside no other
+// directory: the hook writes there and nowhere else.
+func TestStateGrant(t *testing.T) {
+	rt, c := probe(t)
+	store := filepath.Join(t.TempDir(), "state", "notes")
+	g := Grant{StateDir: store, Env: [][2]string{{"MURMUR_ARTIFACT_CONFIG", `{"log":"/state/events.jsonl"}`}}}
+	pol, err := g.Policy(t.TempDir(), "", "s/state", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := NewComponent(context.Background(), rt, c, component.Options{Name: "s/state", Policy: pol, Limits: cm.Limits{MemoryBytes: Memory, Deadline: DefaultDeadline}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := New(Options{Events: &records{}}, []Spec{{Name: "s/state"}}, []Caller{cc})
+	defer set.Close()
+	if r := set.Dispatch(context.Background(), component.OnToolCall, toolEvent(1), nil); len(r.Errs) != 0 {
+		t.Fatal(r.Errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(store, "events.jsonl")); err != nil || !strings.Contains(string(b), "on-tool-call") {
+		t.Fatalf("store: %q, %v", b, err)
 	}
 }
