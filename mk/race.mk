@@ -17,7 +17,7 @@
 #                mur, and their kernels' cost is per run); bench/launchbench
 #                has no tests
 
-RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/cli/... ./internal/door/... ./internal/mcp/... \
+RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/cli/... ./internal/conversation/... ./internal/door/... ./internal/mcp/... \
 	./internal/drivertest/... ./internal/event/... ./internal/gateway/... \
 	./internal/infer/... ./internal/lifecycle/... ./internal/otel/... ./internal/providertest/... \
 	./internal/registrytest/... ./internal/sandbox/... ./internal/session/... \
