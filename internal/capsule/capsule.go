@@ -211,29 +211,23 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	// compilations before the engine closes.
 	prepare(l.lazies)
 
-	cfg, err := agentConfig(c, l.res)
-	if err != nil {
-		return fail(err)
-	}
-	retain, err := retention(c)
-	if err != nil {
-		return fail(err)
-	}
+	// The machine's daily token ceiling is the global config's, not the
+	// manifest's.
+	var perDay int64
 	if gp, err := config.GlobalPath(); err == nil {
 		g, err := config.Load(gp)
 		if err != nil {
 			return fail(err)
 		}
 		if g.Spend != nil {
-			cfg.MachineTokensPerDay = g.Spend.MachineTokensPerDay
+			perDay = g.Spend.MachineTokensPerDay
 		}
 	}
+	var skillText string
 	if name := inf.SystemPromptArtifact; name != "" {
-		text, err := l.skillText(name)
-		if err != nil {
+		if skillText, err = l.skillText(name); err != nil {
 			return fail(err)
 		}
-		cfg.Prompt.ArtifactText = text
 	}
 	var records []map[string]any
 	for _, e := range c.Artifacts {
@@ -248,12 +242,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	l.policy = policy
 	parts := Parts{
-		Config: cfg, Conversation: conv, Retain: retain, ManifestDir: manifestDir, MurmurHome: murmurHome,
+		Capsule: c, Installed: l.res, MachineTokensPerDay: perDay, SkillText: skillText,
+		Conversation: conv, ManifestDir: manifestDir, MurmurHome: murmurHome,
 		Workdir: o.Workdir, LaunchTask: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
 		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
 		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},
 	}
-	if cfg.DoneCheck != nil {
+	if c.Lifecycle.DoneCheck != nil {
 		parts.Runner = &l.runner
 	}
 	s, err := openParts(ctx, parts, l)
