@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,16 +55,32 @@ func mur(t *testing.T, dir string, args ...string) string {
 // and publishes it to the global store under scope murmur.
 func publish(t *testing.T, root, srcDir, name string) {
 	t.Helper()
-	dir := filepath.Join(root, "src", name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	files := map[string][]byte{}
 	for from, to := range map[string]string{filepath.Join(srcDir, "murmur.yaml"): "murmur.yaml", guestFile(t, name): name + ".wasm"} {
 		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+		files[to] = b
+	}
+	publishDir(t, root, name, files)
+}
+
+// publishDir writes files into root/src/<name> (those named in exec with
+// mode 0755), builds the artifact and publishes it to the global store
+// under scope murmur.
+func publishDir(t *testing.T, root, name string, files map[string][]byte, exec ...string) {
+	t.Helper()
+	dir := filepath.Join(root, "src", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for file, b := range files {
+		mode := os.FileMode(0o644)
+		if slices.Contains(exec, file) {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), b, mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,12 +159,20 @@ func e2eHome(t *testing.T, envKey string) (root, home string) {
 // installs its artifacts; it returns the manifest's path.
 func installCapsule(t *testing.T, root string, prov *providertest.Server) string {
 	t.Helper()
+	return installManifest(t, root, e2eManifest, prov.URL)
+}
+
+// installManifest writes manifest, its %ENDPOINT% set to endpoint, as
+// root/cap/murmur.yaml and installs its artifacts; it returns the
+// manifest's path.
+func installManifest(t *testing.T, root, manifest, endpoint string) string {
+	t.Helper()
 	capDir := filepath.Join(root, "cap")
 	if err := os.MkdirAll(capDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	manifestPath := filepath.Join(capDir, "murmur.yaml")
-	if err := os.WriteFile(manifestPath, []byte(strings.ReplaceAll(e2eManifest, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
+	if err := os.WriteFile(manifestPath, []byte(strings.ReplaceAll(manifest, "%ENDPOINT%", endpoint)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mur(t, capDir, "install")
@@ -264,7 +289,7 @@ func TestRunRefusesBeforeAnySession(t *testing.T) {
 	}{
 		{"invalid manifest", "name: x\nversion: \"1\"\nregistry: foo\n", "E-MAN-003"},
 		{"no driver", "name: x\nversion: \"1\"\n", "E-MAN-003"},
-		{"hook", "name: x\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\n  - name: murmur/hook-debug\n    version: \"0.1.0\"\n    runtime: hook\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n", "does not run hooks"},
+		{"hook", "name: x\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\n  - name: murmur/hook-debug\n    version: \"0.1.0\"\n    runtime: hook\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n", "E-RUN-006"},
 		{"driver not installed", "name: x\nversion: \"1\"\nartifacts:\n  - name: murmur/driver-openai\n    version: \"0.1.0\"\n    runtime: driver\n    gateway:\n      endpoint: http://127.0.0.1:1/v1\n      keyless: true\ninference:\n  model: m\n  driver:\n    artifact: murmur/driver-openai\n", "E-RUN-006"},
 	}
 	for _, c := range cases {
@@ -291,9 +316,8 @@ func TestRunRefusesBeforeAnySession(t *testing.T) {
 // that greets from its config.
 func publishNative(t *testing.T, root string) {
 	t.Helper()
-	dir := filepath.Join(root, "src", "greet")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(`name: greet
+	publishDir(t, root, "greet", map[string][]byte{
+		"murmur.yaml": []byte(`name: greet
 version: "0.1.0"
 description: Greets someone.
 runtime: tool
@@ -303,14 +327,12 @@ input_schema:
   type: object
   properties:
     who: {type: string}
-`), 0o644)
-	os.WriteFile(filepath.Join(dir, "greet.sh"), []byte("#!/bin/sh\n"+
-		"g=$(printf '%s' \"$MURMUR_ARTIFACT_CONFIG\" | sed 's/.*\"greeting\":\"\\([^\"]*\\)\".*/\\1/')\n"+
-		"w=$(printf '%s' \"$1\" | sed 's/.*\"who\":\"\\([^\"]*\\)\".*/\\1/')\n"+
-		"echo \"$g, $w\"\n"), 0o755)
-	zip := filepath.Join(root, "greet.mur.zip")
-	mur(t, root, "build", dir, "-o", zip)
-	mur(t, root, "publish", zip, "--scope", "murmur")
+`),
+		"greet.sh": []byte("#!/bin/sh\n" +
+			"g=$(printf '%s' \"$MURMUR_ARTIFACT_CONFIG\" | sed 's/.*\"greeting\":\"\\([^\"]*\\)\".*/\\1/')\n" +
+			"w=$(printf '%s' \"$1\" | sed 's/.*\"who\":\"\\([^\"]*\\)\".*/\\1/')\n" +
+			"echo \"$g, $w\"\n"),
+	}, "greet.sh")
 }
 
 // TestRunCredentialRejected: a 401 from the serving driver's upstream ends

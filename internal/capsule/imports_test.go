@@ -27,20 +27,8 @@ func publishWAT(t *testing.T, root, file, name string, subst ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "src", name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	own := "name: " + name + "\nversion: \"0.1.0\"\ndescription: Test tool " + name + ".\nruntime: tool\nrequires_files: [" + name + ".wasm]\n"
-	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(own), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	zip := filepath.Join(root, name+".mur.zip")
-	mur(t, root, "build", dir, "-o", zip)
-	mur(t, root, "publish", zip, "--scope", "murmur")
+	publishDir(t, root, name, map[string][]byte{name + ".wasm": wasm, "murmur.yaml": []byte(own)})
 }
 
 // publishRelay publishes testdata/relay.wat as murmur/<name>, a tool that
@@ -66,17 +54,9 @@ func runCall(t *testing.T, root, home, manifest, tool, input string) (string, []
 		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: tool, Input: input}}, InputTokens: 10, OutputTokens: 5},
 		providertest.Step{Text: "Done.", InputTokens: 20, OutputTokens: 3},
 	)
-	capDir := filepath.Join(root, "cap")
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	m := strings.ReplaceAll(manifest, "%ENDPOINT%", prov.URL)
-	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(m), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mur(t, capDir, "install")
+	manifestPath := installManifest(t, root, manifest, prov.URL)
 	var stdout, stderr bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "run it"}, nil, &stdout, &stderr); code != 0 {
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "run it"}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	reqs := prov.Requests()

@@ -1,16 +1,9 @@
 package capsule_test
 
 import (
-	"bytes"
-	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/murmur/mur/internal/cli"
-	"github.com/murmur/mur/internal/providertest"
-	"github.com/murmur/mur/internal/wasm/cm"
 )
 
 // publishShellExec builds testdata/shell-exec.wat (a tool that calls
@@ -18,27 +11,7 @@ import (
 // and publishes it as murmur/shx.
 func publishShellExec(t *testing.T, root string) {
 	t.Helper()
-	text, err := os.ReadFile("testdata/shell-exec.wat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm, err := cm.Wat2Wasm(string(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "src", "shx")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "shx.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte("name: shx\nversion: \"0.1.0\"\ndescription: Runs echo through murmur:shell/execute.\nruntime: tool\nrequires_files: [shx.wasm]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	zip := filepath.Join(root, "shx.mur.zip")
-	mur(t, root, "build", dir, "-o", zip)
-	mur(t, root, "publish", zip, "--scope", "murmur")
+	publishWAT(t, root, "shell-exec.wat", "shx")
 }
 
 const shellExecManifest = `name: shx
@@ -67,33 +40,9 @@ inference:
 // model read (the second request) and the session's trace.
 func runShellExec(t *testing.T, allow string) (string, []map[string]any) {
 	t.Helper()
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	t.Setenv("HOME", home)
-	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	root, home := importsHome(t)
 	publishShellExec(t, root)
-	prov := providertest.Start(t,
-		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "shx", Input: `{}`}}, InputTokens: 10, OutputTokens: 5},
-		providertest.Step{Text: "Done.", InputTokens: 20, OutputTokens: 3},
-	)
-	capDir := filepath.Join(root, "cap")
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	m := strings.NewReplacer("%ENDPOINT%", prov.URL, "%ALLOW%", allow).Replace(shellExecManifest)
-	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(m), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mur(t, capDir, "install")
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "run it"}, nil, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
-	}
-	reqs := prov.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("provider saw %d requests, want 2", len(reqs))
-	}
-	return string(reqs[1].Raw), trace(t, home)
+	return runCapsule(t, root, home, strings.ReplaceAll(shellExecManifest, "%ALLOW%", allow), "shx")
 }
 
 // TestToolShellExecute: a tool component's murmur:shell/execute runs
