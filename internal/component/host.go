@@ -201,7 +201,10 @@ func defineHost(l *cm.Linker) {
 	l.Func(at(IfaceInference), "run-inference", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
 		h := hostOf(c)
 		if h.Inference == nil {
-			return cm.Err(cm.String("run-inference: no inference driver is configured; set inference.driver.artifact")), nil
+			// A session hands this import only to what it serves
+			// inference to; elsewhere nothing is sent, whatever the
+			// capsule's driver.
+			return cm.Err(cm.String("run-inference: " + ErrNotAvailable.Error() + ": this component is served no inference; nothing was sent")), nil
 		}
 		var req InferenceRequest
 		if err := lift(a[0], &req); err != nil {
