@@ -47,9 +47,10 @@ type Field struct {
 }
 
 const (
-	noHooks  = "this build of mur does not run hooks"
-	inertArt = "a capsule-wide concern: on a tool or driver entry it does nothing (on a hook entry, hooks are refused)"
-	hookOnly = "recognized only on a runtime: hook entry (E-MAN-003 elsewhere), and " + noHooks
+	noSeed   = "seeds come from an on-task-start hook's seed-context, which this build of mur does not commit"
+	noEval   = "read by murmur/hook-eval, which is not in this build of mur"
+	hookOnly = "recognized only on a runtime: hook entry: refused in the capsule-wide block when the manifest is read (E-MAN-003)"
+	inertArt = "a capsule-wide concern: on a tool, driver or hook entry it does nothing (W-SEC-006 on a hook)"
 )
 
 func h(path, why string) Field { return Field{Path: path, Status: Honoured, Why: why} }
@@ -105,13 +106,8 @@ var Fields = concat(
 		h("artifacts[].gateway.endpoint", "the entry's credential gateway"),
 		h("artifacts[].gateway.api_key", "the entry's credential gateway"),
 		h("artifacts[].gateway.keyless", "the entry's credential gateway"),
-		{Path: "artifacts[].runtime", Status: Refused, Code: diag.RunNotHonoured, When: "runtime: hook",
-			Why: "tools, drivers and skills run; " + noHooks + ", and a hook may be a policy control, so running without it would drop that control",
-			RefusedIf: func(c *Capsule, at string) bool {
-				a, ok := artifactAt(c, at)
-				return ok && a.Runtime == RoleHook
-			}},
-		rc("artifacts[].on_overflow", diag.RunNotHonoured, hookOnly),
+		h("artifacts[].runtime", "tools, drivers, skills and hooks run (hooks: docs/hooks.md)"),
+		h("artifacts[].on_overflow", "what an async hook's full queue does: drop (counted) or block"),
 		h("artifacts[].capabilities.network.allow", "narrows the entry's egress below the capsule-wide list"),
 		h("artifacts[].capabilities.filesystem.scope", "the entry's preopened folder"),
 		w("artifacts[].capabilities.network.unix_sockets", diag.SecArtifactInert, inertArt),
@@ -121,9 +117,9 @@ var Fields = concat(
 		w("artifacts[].capabilities.env.allow", diag.SecArtifactInert, inertArt),
 		w("artifacts[].capabilities.peer_fetch.allow", diag.SecArtifactInert, inertArt),
 		w("artifacts[].capabilities.plan.submit", diag.SecArtifactInert, inertArt),
-		rc("artifacts[].capabilities.filesystem.records", diag.RunNotHonoured, hookOnly),
-		rc("artifacts[].capabilities.task_io.read", diag.RunNotHonoured, hookOnly),
-		rc("artifacts[].capabilities.conversation.read", diag.RunNotHonoured, hookOnly),
+		h("artifacts[].capabilities.filesystem.records", "a hook's directory is the records directory's hooks/"),
+		h("artifacts[].capabilities.task_io.read", "a hook reads the task and result text through murmur:task-io/read"),
+		rc("artifacts[].capabilities.conversation.read", diag.RunNotHonoured, "recognized only on a runtime: hook entry (E-MAN-003 elsewhere), and this build of mur keeps no conversation record to read"),
 		h("artifacts[].capabilities.state.store", "~/.murmur/state/<store>/: state/ beside a WASM tool's or driver's scope, MURMUR_STATE_DIR for a native tool"),
 	},
 	each("artifacts[].capabilities.", func(p, why string) Field { return w(p, diag.SecArtifactInert, why) }, inertArt,
@@ -179,24 +175,24 @@ var Fields = concat(
 		h("context.record_store", "the record's directory under ~/.murmur/conversations/"),
 		h("context.retain.max_age", "conversation retention: records this capsule owns, removed whole at launch"),
 		h("context.retain.max_messages", "conversation retention: the launch context's record, cut from the front at launch"),
-		r("context.seed_budget", "seeds come from on-task-start hooks, and "+noHooks),
-		r("context.seed_overflow_margin", "seeds come from on-task-start hooks, and "+noHooks),
+		r("context.seed_budget", noSeed),
+		r("context.seed_overflow_margin", noSeed),
 		r("context.images.keep", "image limits are not enforced by this build of mur"),
 		r("context.images.max_bytes", "image limits are not enforced by this build of mur"),
 		r("context.images.max_per_turn", "image limits are not enforced by this build of mur"),
 
 		h("observability.otel_endpoint", "spans exported over OTLP/HTTP"),
-		r("observability.eval.dataset_id", "read by murmur/hook-eval, and "+noHooks),
-		r("observability.eval.scorers[].expected", "read by murmur/hook-eval, and "+noHooks),
-		r("observability.eval.scorers[].max", "read by murmur/hook-eval, and "+noHooks),
-		r("observability.eval.scorers[].name", "read by murmur/hook-eval, and "+noHooks),
-		r("observability.eval.scorers[].type", "read by murmur/hook-eval, and "+noHooks),
+		r("observability.eval.dataset_id", noEval),
+		r("observability.eval.scorers[].expected", noEval),
+		r("observability.eval.scorers[].max", noEval),
+		r("observability.eval.scorers[].name", noEval),
+		r("observability.eval.scorers[].type", noEval),
 
 		h("trace.capture", "how much of each request trace.jsonl keeps"),
 		h("trace.retain.max_age", "session retention"),
 		h("trace.retain.max_sessions", "session retention"),
 
-		h("inference.transport", "http (process is refused at launch, E-MAN-003)"),
+		h("inference.transport", "http (a driver component) or process (a harness CLI through its process driver)"),
 		h("inference.model", "the model the driver is asked for"),
 		h("inference.driver.artifact", "the driver"),
 		h("inference.driver.config", "the driver's config"),
@@ -211,13 +207,13 @@ var Fields = concat(
 		h("inference.retry.initial_delay_ms", "driver call retries"),
 		h("inference.retry.max_delay_ms", "driver call retries"),
 		h("inference.retry.max_retries", "driver call retries"),
-		r("inference.command", "transport: process is not in this build of mur"),
+		h("inference.command", "the harness binary under transport: process"),
 		r("inference.alternates[].name", "switching drivers needs control:, which is not in this build of mur"),
 		r("inference.alternates[].model", "switching drivers needs control:, which is not in this build of mur"),
 		r("inference.alternates[].driver.artifact", "switching drivers needs control:, which is not in this build of mur"),
 		r("inference.alternates[].driver.config", "switching drivers needs control:, which is not in this build of mur"),
 	},
-	each("inference.compaction.", r, "compaction runs through an on-compaction hook, and "+noHooks,
+	each("inference.compaction.", r, "compaction (an on-compaction hook's replace-context) is not in this build of mur",
 		"driver_config", "dump_summaries", "max_tokens", "model", "system_prompt", "system_prompt_file", "threshold"),
 
 	[]Field{
@@ -233,7 +229,7 @@ var Fields = concat(
 		h("lifecycle.done_check.limit", "the done check"),
 		h("lifecycle.done_check.timeout_secs", "the done check"),
 		h("lifecycle.conversation", "a threaded task starts from its context's record; out/result_<taskId>.txt"),
-		r("lifecycle.max_task_reopens", "reopening comes from on-task-end hooks, and "+noHooks),
+		h("lifecycle.max_task_reopens", "how often an on-task-end hook's reopen-task may reopen one task"),
 		r("lifecycle.delegation_deadline_secs", "sub-capsules are not in this build of mur"),
 
 		r("exports.files.root", "the resource plane is not in this build of mur"),

@@ -73,6 +73,7 @@ func TestUnhonoured(t *testing.T) {
 		{"exports", "exports:\n  files:\n    root: out\n    mode: read-only\n", "exports.files", diag.RunNotHonoured, 15},
 		{"empty spawn block", "capabilities:\n  spawn: {}\n", "capabilities.spawn", diag.RunNotHonoured, 15},
 		{"state on a tool", "  - name: ana/t\n    version: \"1\"\n    capabilities:\n      state: {store: s}\n", "", "", 0},
+		{"empty state on a tool", "  - name: ana/t\n    version: \"1\"\n    capabilities:\n      state: {}\n", "", "", 0},
 		{"threaded", "lifecycle:\n  conversation: threaded\n", "", "", 0},
 		{"stateless", "lifecycle:\n  conversation: stateless\n", "", "", 0},
 		{"record on", "context:\n  record: \"on\"\n  record_store: shared\n  retain: {max_messages: 5, max_age: 30d}\n", "", "", 0},
@@ -115,16 +116,26 @@ func TestUnhonoured(t *testing.T) {
 	}
 }
 
-// A hook entry is refused once, as an entry, not again for each key the
-// hook-only capabilities under it write.
-func TestUnhonouredHookEntryOnce(t *testing.T) {
-	src := strings.Replace(runnable, "inference:", "  - name: murmur/hook-debug\n    version: \"0.1.0\"\n    runtime: hook\n    on_overflow: block\n    capabilities:\n      task_io: {read: true}\ninference:", 1)
+// A hook entry runs: its runtime, on_overflow, filesystem.records and
+// task_io.read are honoured; conversation.read, which needs a record this
+// build does not keep, is the one key refused, naming its own path.
+func TestHookEntryHonoured(t *testing.T) {
+	entry := "  - name: murmur/hook-debug\n    version: \"0.1.0\"\n    runtime: hook\n    on_overflow: block\n    capabilities:\n      filesystem: {records: true}\n      task_io: {read: true}\n"
+	src := strings.Replace(runnable, "inference:", entry+"inference:", 1)
 	c, ds := ParseCapsule("murmur.yaml", []byte(src))
 	if c == nil || ds.HasErrors() {
 		t.Fatalf("does not parse: %v", ds)
 	}
+	if got := c.Unhonoured(); len(got) != 0 {
+		t.Fatalf("a hook entry with honoured keys is refused:\n%v", got)
+	}
+	src = strings.Replace(runnable, "inference:", entry+"      conversation: {read: true}\ninference:", 1)
+	c, ds = ParseCapsule("murmur.yaml", []byte(src))
+	if c == nil || ds.HasErrors() {
+		t.Fatalf("does not parse: %v", ds)
+	}
 	got := c.Unhonoured()
-	if len(got) != 1 || got[0].Field != "artifacts[1].runtime" || !strings.Contains(got[0].Msg, "does not run hooks") || !strings.Contains(got[0].Msg, "remove the artifacts[1] entry (murmur/hook-debug)") {
+	if len(got) != 1 || got[0].Field != "artifacts[1].capabilities.conversation" || !strings.Contains(got[0].Msg, "no conversation record") {
 		t.Fatalf("got:\n%v", got)
 	}
 }
