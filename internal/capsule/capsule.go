@@ -36,6 +36,7 @@ import (
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
+	"github.com/murmur/mur/internal/process"
 	"github.com/murmur/mur/internal/store"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -123,10 +124,6 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos("inference"), "inference.driver.artifact",
 			"mur run needs an inference driver: declare a runtime: driver artifact and name it in inference.driver.artifact")))
 	}
-	if inf.Transport != "" && inf.Transport != "http" {
-		return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos("inference.transport"), "inference.transport",
-			fmt.Sprintf("transport %q is not available in this build of mur; use transport: http", inf.Transport))))
-	}
 	// A declared field this build does not carry out (a hook, exports,
 	// control, …; manifest.Fields) refuses the capsule: running without it
 	// would drop it silently, and a hook may be a policy control.
@@ -182,7 +179,15 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		rt.Close()
 		return nil, err
 	}
-	drv, err := l.driver()
+	// The model: an http driver component, or under transport: process a
+	// harness driven by its process driver (internal/process).
+	var drv agent.Driver
+	var harness *process.Transport
+	if inf.IsProcess() {
+		harness, err = l.harness(ctx, path, stderr)
+	} else {
+		drv, err = l.driver()
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -245,7 +250,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		Capsule: c, Installed: l.res, MachineTokensPerDay: perDay, SkillText: skillText,
 		Conversation: conv, ManifestDir: manifestDir, MurmurHome: murmurHome,
 		Workdir: o.Workdir, LaunchTask: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
-		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr,
+		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr, harness: harness,
 		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},
 	}
 	if c.Lifecycle.DoneCheck != nil {

@@ -55,6 +55,9 @@ type launcher struct {
 	// input serves murmur:task/task request-input for the door task in
 	// progress.
 	input taskInput
+	// harnessBin is the transport: process harness, which runs in the
+	// sandbox; "" under transport: http.
+	harnessBin string
 	// hookList are the capsule's runtime: hook entries; holder hands the
 	// hooks, once instantiated, to the tools Open put behind them.
 	hookList []hookEntry
@@ -193,7 +196,7 @@ func (l *launcher) start(ctx context.Context, d session.Dirs, sink event.Sink, s
 	l.dirs.records = d.Records
 	l.dirs.mu.Unlock()
 	l.stderr = stderr
-	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil {
+	if len(l.late) == 0 && len(l.natives) == 0 && l.runner.wait == nil && l.harnessBin == "" {
 		return
 	}
 	// The sandbox (namespaces, cgroups, the egress proxy, the watcher) is
@@ -218,6 +221,11 @@ func (l *launcher) startShell(ctx context.Context, d session.Dirs, sink event.Si
 		if n.tool.StateDir != "" {
 			sbp.StateDirs = append(sbp.StateDirs, n.tool.StateDir)
 		}
+	}
+	if l.harnessBin != "" {
+		// The harness runs contained like a shell command; its binary is
+		// granted execute like a native tool's.
+		sbp.ExecPaths = append(sbp.ExecPaths, l.harnessBin)
 	}
 	sb, err := sandbox.NewSession(ctx, sbp)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/otel"
+	"github.com/murmur/mur/internal/process"
 	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/trace"
@@ -71,6 +72,10 @@ type Parts struct {
 	Now   func() time.Time
 	Sleep func(context.Context, time.Duration) error
 	Rand  *rand.Rand
+
+	// harness serves the model under transport: process (Driver is nil
+	// then).
+	harness *process.Transport
 }
 
 // OpenParts opens a session from parts already built. Like Open, it
@@ -91,7 +96,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if p.Driver == nil {
+	if p.Driver == nil && p.harness == nil {
 		return nil, errors.New("capsule: no driver to serve inference")
 	}
 	if p.Capsule == nil {
@@ -167,7 +172,17 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	}
 
 	s.launchTask, s.launchSource, s.launchErr = session.LaunchTask(p.LaunchTask, dirs.Workdir)
+	if p.harness != nil {
+		s.harness = p.harness
+		if err := s.bindHarness(p.harness, s.loop.Prompt(), p.MachineTokensPerDay, p.MurmurHome); err != nil {
+			s.abort()
+			return nil, err
+		}
+	}
 	start := s.loop.Describe()
+	if s.harness != nil {
+		harnessStart(start, s.harness)
+	}
 	start["session_id"], start["workdir"], start["records_dir"], start["runtime_dir"] = dirs.ID, dirs.Workdir, dirs.Records, dirs.Runtime()
 	start["task_source"] = string(s.launchSource)
 	if p.Gateways != nil {
@@ -244,6 +259,8 @@ type Session struct {
 	// l holds the staged components and the shell layer; nil for a
 	// session opened from parts.
 	l *launcher
+	// harness is the transport: process model; nil under http.
+	harness *process.Transport
 	// hooks are the capsule's lifecycle hooks; nil without any.
 	hooks *sessionHooks
 	// ctx is the session's life; endSession ends it, with a cause of the
@@ -344,7 +361,7 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	if s.hooks != nil {
 		s.hooks.taskStart(ctx, t)
 	}
-	o = s.loop.RunTask(ctx, at)
+	o = s.attempt(ctx, at)
 	s.add(o)
 	if s.hooks == nil {
 		return o
@@ -367,7 +384,7 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 			text = fmt.Sprintf("%s\n\n[murmur] Your previous answer was:\n%s\n\n[murmur] The hook %s reopened this task:\n%s", t.Text, o.Answer, hook, feedback)
 		}
 		at.Text = text
-		o = s.loop.RunTask(ctx, at)
+		o = s.attempt(ctx, at)
 		s.add(o)
 		turns += o.Turns
 		in += o.InputTokens
@@ -470,6 +487,9 @@ func (s *Session) Close(final Outcome) error {
 	s.endSession(nil)
 	if s.l != nil {
 		s.l.close()
+		if s.harness != nil {
+			s.harness.Close()
+		}
 		s.l.rt.Close()
 	}
 	return err

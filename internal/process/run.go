@@ -170,7 +170,12 @@ func (r *run) go_(ctx context.Context) agent.Outcome {
 	}
 	plan, err := t.Driver.Launch(ctx, req)
 	if err != nil {
-		return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("process driver '%s' did not plan the launch: %v", t.DriverName, err))
+		why := err.Error()
+		var de *component.DriverError
+		if errors.As(err, &de) {
+			why = de.Msg
+		}
+		return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("process driver '%s' did not plan the launch: %s", t.DriverName, why))
 	}
 	r.plan = plan
 	if err := r.start(); err != nil {
@@ -407,7 +412,12 @@ func (r *run) read(ctx context.Context) agent.Outcome {
 			evs, err := r.t.Driver.ParseLine(ctx, l.text)
 			if err != nil {
 				r.kill()
-				return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("harness output line %d: process driver '%s' could not read it: %v", r.lineNo, r.t.DriverName, err))
+				why := err.Error()
+				var de *component.DriverError
+				if errors.As(err, &de) {
+					why = de.Msg // the driver's own words; a trap keeps its context
+				}
+				return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("harness output line %d: process driver '%s' could not read it: %s", r.lineNo, r.t.DriverName, why))
 			}
 			for _, ev := range evs {
 				if o, done := r.handle(ev); done {

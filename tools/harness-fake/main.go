@@ -21,6 +21,11 @@
 //	args                a text line with the arguments
 //	stdin-stop          wait for a line "stop" on stdin, then print
 //	                    result "stopped"
+//	mcp NAME JSON       a tool_use line, then call tool NAME with the JSON
+//	                    arguments on the --mcp tool server (the official
+//	                    MCP Go SDK client, bearer token HARNESS_MCP_TOKEN)
+//	                    and print the result as a text line:
+//	                    "tool NAME ok|error: TEXT"
 //
 // SIGINT ends it with a result line "interrupted" (unless hanging). It
 // starts with a session line: the --resume id when it was given and is
@@ -33,8 +38,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -43,6 +50,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func emit(v map[string]any) {
@@ -64,10 +73,13 @@ func main() {
 		}
 		return
 	}
-	resume := ""
+	resume, server := "", ""
 	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--resume" {
+		switch args[i] {
+		case "--resume":
 			resume = args[i+1]
+		case "--mcp":
+			server = args[i+1]
 		}
 	}
 	interrupted := make(chan os.Signal, 1)
@@ -161,6 +173,10 @@ func main() {
 			emit(map[string]any{"type": "text", "text": strings.Join(env, " ")})
 		case "args":
 			emit(map[string]any{"type": "text", "text": strings.Join(args, " ")})
+		case "mcp":
+			name, input, _ := strings.Cut(rest, " ")
+			emit(map[string]any{"type": "tool_use", "id": fmt.Sprintf("call-%d", n), "name": name, "input": json.RawMessage(orEmpty(input))})
+			emit(map[string]any{"type": "text", "text": callTool(server, name, orEmpty(input))})
 		case "stdin-stop":
 			for {
 				line, err := in.ReadString('\n')
@@ -179,4 +195,63 @@ func main() {
 	}
 	emit(map[string]any{"type": "error", "message": "the script ended without a result"})
 	os.Exit(1)
+}
+
+func orEmpty(s string) string {
+	if s == "" {
+		return "{}"
+	}
+	return s
+}
+
+type bearer string
+
+// callTool calls one tool on the harness's tool server, as a harness's
+// MCP client does.
+func callTool(server, name, input string) string {
+	if server == "" {
+		return "tool " + name + " error: no tool server was given (--mcp)"
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(input), &args); err != nil {
+		return "tool " + name + " error: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// No proxy: the tool server is on the harness's own loopback.
+	tr := &http.Transport{Proxy: nil}
+	client := &http.Client{Transport: roundTripper{bearer(os.Getenv("HARNESS_MCP_TOKEN")), tr}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "harness-fake", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: server, HTTPClient: client}, nil)
+	if err != nil {
+		return "tool " + name + " error: connect: " + err.Error()
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "tool " + name + " error: " + err.Error()
+	}
+	var text []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text = append(text, t.Text)
+		}
+	}
+	status := "ok"
+	if res.IsError {
+		status = "error"
+	}
+	return "tool " + name + " " + status + ": " + strings.Join(text, " ")
+}
+
+// roundTripper sets the bearer token, then sends through tr.
+type roundTripper struct {
+	token bearer
+	tr    *http.Transport
+}
+
+func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+string(r.token))
+	return r.tr.RoundTrip(req)
 }
