@@ -196,6 +196,9 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	// OpenTelemetry is one more subscriber, from session_start on.
 	otel.Subscribe(s.events, otelEndpoint(p), stderr)
 	s.events.Emit(event.Event{Type: "session_start", Fields: start})
+	if s.hooks != nil {
+		s.hooks.sessionStart(sctx, l.c.Inference.Model)
+	}
 	if retain != nil {
 		s.sweep(p.ManifestDir, *retain)
 	}
