@@ -3,7 +3,8 @@
 # openai driver, and the hook benchmarks.
 #
 # make test-hooks    guests and drivers built, then internal/hooks and the
-#                    capsule's hook scenarios (about 3 min at load 20)
+#                    capsule's hook scenarios (measured 15 s with a warm
+#                    compile cache, about 1.5 min cold, at load 20)
 # make bench-hooks   BenchmarkBlockingDispatch, BenchmarkAsync10k
 #                    (figures to bench/RESULTS.md by hand)
 
