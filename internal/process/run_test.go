@@ -217,7 +217,8 @@ func TestEnvironment(t *testing.T) {
 
 func TestEnvRowsOrder(t *testing.T) {
 	e := Env{Allow: [][2]string{{"A", "1"}, {"USER", "spoof"}}, Account: [][2]string{{"USER", "real"}}, Session: [][2]string{{"MURMUR_RUNTIME_DIR", "/rt"}}}
-	got := strings.Join(e.Harness([]component.Pair{{"A", "plan"}, {"MURMUR_RUNTIME_DIR", "plan"}}), " ")
+	// The plan overrides env.allow, never the account or the session.
+	got := strings.Join(e.Harness([]component.Pair{{"A", "plan"}, {"USER", "plan"}, {"MURMUR_RUNTIME_DIR", "plan"}}), " ")
 	if want := "A=plan USER=real MURMUR_RUNTIME_DIR=/rt"; got != want {
 		t.Fatalf("Harness = %q, want %q", got, want)
 	}
