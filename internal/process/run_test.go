@@ -271,8 +271,10 @@ func TestInactivityLimit(t *testing.T) {
 // inactivity limit's length.
 func TestWorkingHarnessNotIdle(t *testing.T) {
 	tr, _ := newTransport(t, skeleton(t))
-	tr.Idle = 500 * time.Millisecond
-	o := tr.RunTask(context.Background(), agent.Task{ID: "t", Text: script("sleep 0.3", "noise 1", "sleep 0.3", "noise 1", "sleep 0.3", "result slow but fine")})
+	// Each pause is well inside the limit (a loaded machine delays the
+	// lines), the three together well past it.
+	tr.Idle = 2 * time.Second
+	o := tr.RunTask(context.Background(), agent.Task{ID: "t", Text: script("sleep 0.9", "noise 1", "sleep 0.9", "noise 1", "sleep 0.9", "result slow but fine")})
 	if o.Status != agent.ExitOK {
 		t.Fatalf("outcome = %+v", o)
 	}
