@@ -118,7 +118,7 @@ func init() {
 			return hook.None(), nil
 		}),
 		OnShell: handle("on-shell", func(e hook.ShellEvent) (hook.Output, error) {
-			if contains(cfg.DenyShell, path.Base(e.Binary)) || contains(cfg.DenyShell, strings.Fields(e.Command+" x")[0]) {
+			if contains(cfg.DenyShell, path.Base(e.Binary)) || contains(cfg.DenyShell, strings.Fields(e.Command + " x")[0]) {
 				return hook.None(), errors.New("deny: " + path.Base(e.Binary) + " is not allowed by hook-probe")
 			}
 			return hook.None(), nil
