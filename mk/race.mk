@@ -15,16 +15,20 @@
 # RACE_EXEMPT    tests/escape and tests/kill drive a separately built mur
 #                from a test harness (a race there is in the harness, not in
 #                mur, and their kernels' cost is per run); bench/launchbench
-#                has no tests
+#                has no tests; cmd/mur's goroutine is a testscript's OTLP
+#                receiver and its scripts run mur as a child process (the
+#                packages they reach are above); tools/harness-fake is a
+#                test double run as a process by internal/process's tests
 
 RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/cli/... ./internal/conversation/... ./internal/door/... ./internal/mcp/... \
+	./internal/hooks/... ./internal/process/... \
 	./internal/drivertest/... ./internal/event/... ./internal/gateway/... \
 	./internal/infer/... ./internal/lifecycle/... ./internal/otel/... ./internal/providertest/... \
 	./internal/registrytest/... ./internal/sandbox/... ./internal/session/... \
 	./internal/shell/... ./internal/spend/... ./internal/store/... \
 	./internal/tokens/... ./internal/trace/... ./internal/wasi/...
 RACE_ELSEWHERE := ./internal/wasm/...
-RACE_EXEMPT := ./tests/... ./bench/launchbench
+RACE_EXEMPT := ./tests/... ./bench/launchbench ./cmd/mur ./tools/harness-fake
 
 .PHONY: test-race
 
