@@ -30,19 +30,10 @@ func publishACT(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "src", "kv")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kv.wasm"), act.AppendSection(wasm, sec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte("name: kv\nversion: \"0.1.0\"\ndescription: An ACT component.\nruntime: tool\nrequires_files: [kv.wasm]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	zip := filepath.Join(root, "kv.mur.zip")
-	mur(t, root, "build", dir, "-o", zip)
-	mur(t, root, "publish", zip, "--scope", "murmur")
+	publishDir(t, root, "kv", map[string][]byte{
+		"kv.wasm":     act.AppendSection(wasm, sec),
+		"murmur.yaml": []byte("name: kv\nversion: \"0.1.0\"\ndescription: An ACT component.\nruntime: tool\nrequires_files: [kv.wasm]\n"),
+	})
 }
 
 const actManifest = `name: actcap
@@ -89,16 +80,9 @@ func TestACTToolsThroughRun(t *testing.T) {
 		}, InputTokens: 20, OutputTokens: 5},
 		providertest.Step{Text: "Done.", InputTokens: 30, OutputTokens: 3},
 	)
-	capDir := filepath.Join(root, "cap")
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(strings.ReplaceAll(actManifest, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mur(t, capDir, "install")
+	manifestPath := installManifest(t, root, actManifest, prov.URL)
 	var stdout, stderr bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "use the store"}, nil, &stdout, &stderr); code != 0 {
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "use the store"}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	reqs := prov.Requests()
@@ -186,16 +170,9 @@ func TestACTGoGuestThroughRun(t *testing.T) {
 		providertest.Step{Calls: []providertest.Call{{ID: "c2", Name: "get", Input: `{"key":"color"}`}, {ID: "c3", Name: "list", Input: `{}`}}, InputTokens: 20, OutputTokens: 5},
 		providertest.Step{Text: "teal", InputTokens: 30, OutputTokens: 3},
 	)
-	capDir := filepath.Join(root, "cap")
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(strings.ReplaceAll(actGoManifest, "%ENDPOINT%", prov.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mur(t, capDir, "install")
+	manifestPath := installManifest(t, root, actGoManifest, prov.URL)
 	var stdout, stderr bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "remember teal"}, nil, &stdout, &stderr); code != 0 {
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "remember teal"}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	reqs := prov.Requests()
