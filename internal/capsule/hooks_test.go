@@ -27,24 +27,12 @@ type hookDecl struct {
 // with the given contract fields.
 func publishHook(t *testing.T, root string, h hookDecl) {
 	t.Helper()
-	dir := filepath.Join(root, "src", h.name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	b, err := os.ReadFile(guestFile(t, "hook-probe-go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, h.name+".wasm"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	own := fmt.Sprintf("name: %s\nversion: \"0.1.0\"\nruntime: hook\nrequires_files: [%s.wasm]\n%s", h.name, h.name, h.contract)
-	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(own), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	zip := filepath.Join(root, h.name+".mur.zip")
-	mur(t, root, "build", dir, "-o", zip)
-	mur(t, root, "publish", zip, "--scope", "murmur")
+	publishDir(t, root, h.name, map[string][]byte{h.name + ".wasm": b, "murmur.yaml": []byte(own)})
 }
 
 const hookManifest = `name: hooked
@@ -108,17 +96,10 @@ func runHooks(t *testing.T, hooks []hookDecl, extra string, steps ...providertes
 		fmt.Fprintf(&entries, "  - name: murmur/%s\n    version: \"0.1.0\"\n    runtime: hook\n%s", h.name, h.entry)
 	}
 	prov := providertest.Start(t, steps...)
-	capDir := filepath.Join(root, "cap")
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	m := strings.NewReplacer("%ENDPOINT%", prov.URL, "%HOOKS%", entries.String(), "%EXTRA%", extra).Replace(hookManifest)
-	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(m), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mur(t, capDir, "install")
+	m := strings.NewReplacer("%HOOKS%", entries.String(), "%EXTRA%", extra).Replace(hookManifest)
+	manifestPath := installManifest(t, root, m, prov.URL)
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(context.Background(), []string{"run", "--manifest", filepath.Join(capDir, "murmur.yaml"), "--task", "do the work"}, nil, &stdout, &stderr)
+	code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "do the work"}, nil, &stdout, &stderr)
 	r := hookRun{code: code, stderr: stderr.String(), reqs: prov.Requests()}
 	if code == 2 {
 		return r
