@@ -80,10 +80,6 @@ func TestToolState(t *testing.T) {
 // note back.
 func publishNotes(t *testing.T, root string) {
 	t.Helper()
-	dir := filepath.Join(root, "src", "notes")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	own := "name: notes\nversion: \"0.1.0\"\ndescription: Keeps a note.\nruntime: tool\nimplementation: native\nrequires_files: [notes.sh]\n"
 	script := `#!/bin/sh
 [ -n "$MURMUR_STATE_DIR" ] || { echo "no MURMUR_STATE_DIR"; exit 0; }
@@ -94,15 +90,7 @@ case "$1" in
 *) cat "$MURMUR_STATE_DIR/notes.txt" ;;
 esac
 `
-	if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(own), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "notes.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	zip := filepath.Join(root, "notes.mur.zip")
-	mur(t, root, "build", dir, "-o", zip)
-	mur(t, root, "publish", zip, "--scope", "murmur")
+	publishDir(t, root, "notes", map[string][]byte{"murmur.yaml": []byte(own), "notes.sh": []byte(script)}, "notes.sh")
 }
 
 // TestNativeToolState: a native tool granted capabilities.state gets the
