@@ -31,7 +31,7 @@ if (!values.role || !values.out || (!values.core === !values.js)) {
 }
 
 const packages = new Map([...readPackages(values.wit), ...wasiPackages()]);
-const witSource = source(ROOT_PACKAGE, rootWorld(values.role), packages);
+const witSource = source(ROOT_PACKAGE, rootWorld(values.role, { js: Boolean(values.js) }), packages);
 
 let component;
 if (values.core) {

@@ -35,10 +35,18 @@ export const ROLES = {
 export const ROOT_PACKAGE = 'murmur-build:guest';
 export const ROOT_WORLD = 'guest';
 
-// rootWorld renders the generated world for role.
-export function rootWorld(role) {
+// A JavaScript guest is not offered tool-registry: componentize-js keeps
+// every import of the world whole (a module's calls cannot be traced
+// statically), and tool-registry's use of murmur:tool/run's records would
+// then import the tool's own run function, which no host defines.
+const NOT_FOR_JS = new Set(['import murmur:tool-registry/invoke@0.1.0;']);
+
+// rootWorld renders the generated world for role; js for a componentize-js
+// build.
+export function rootWorld(role, { js = false } = {}) {
   const parts = ROLES[role];
   if (!parts) throw new Error(`unknown role "${role}": want one of ${Object.keys(ROLES).join(', ')}`);
-  const [base, ...extra] = parts;
+  const [base, ...all] = parts;
+  const extra = js ? all.filter((line) => !NOT_FOR_JS.has(line)) : all;
   return `world ${ROOT_WORLD} {\n  include ${base};\n  ${extra.join('\n  ')}\n}\n`;
 }
