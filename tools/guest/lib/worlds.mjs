@@ -35,11 +35,17 @@ export const ROLES = {
 export const ROOT_PACKAGE = 'murmur-build:guest';
 export const ROOT_WORLD = 'guest';
 
-// A JavaScript guest is not offered tool-registry: componentize-js keeps
-// every import of the world whole (a module's calls cannot be traced
-// statically), and tool-registry's use of murmur:tool/run's records would
-// then import the tool's own run function, which no host defines.
-const NOT_FOR_JS = new Set(['import murmur:tool-registry/invoke@0.1.0;']);
+// A JavaScript guest is not offered the tool imports the Go SDK wraps
+// (tool-registry, shell, message): componentize-js keeps every import of
+// the world whole (a module's calls cannot be traced statically), so each
+// would be imported whether used or not, and tool-registry's use of
+// murmur:tool/run's records would import the tool's own run function,
+// which no host defines.
+const NOT_FOR_JS = new Set([
+  'import murmur:tool-registry/invoke@0.1.0;',
+  'import murmur:shell/execute@0.1.0;',
+  'import murmur:message/send@0.1.0;',
+]);
 
 // rootWorld renders the generated world for role; js for a componentize-js
 // build.
