@@ -278,7 +278,8 @@ func (l *Log) rewrite(h Header, entries []Entry) error {
 		}
 		buf = append(buf, b...)
 	}
-	if _, err := tmp.Write(buf); err == nil {
+	_, err = tmp.Write(buf)
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
