@@ -403,6 +403,12 @@ func (r *run) read(ctx context.Context) agent.Outcome {
 			if !ok {
 				return r.exited(ctx)
 			}
+			// select picks at random among ready cases: a line that came
+			// with the cancel must not be parsed under the ended context
+			// (the driver call would fail and the task read as failed).
+			if ctx.Err() != nil {
+				return r.cancel(ctx)
+			}
 			reset()
 			if l.err != nil {
 				r.kill()

@@ -12,7 +12,7 @@
 //	result TEXT         the final result; the run ends
 //	fail TEXT           an error line (a failed turn)
 //	sleep SECONDS       wait
-//	hang                wait forever, ignoring SIGINT
+//	hang                wait forever (a script with hang ignores SIGINT throughout)
 //	flood BYTES         print one line of BYTES bytes
 //	noise LINES         print LINES progress lines
 //	badjson             print a line that is not JSON
@@ -45,6 +45,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,6 +119,12 @@ func main() {
 		if err := os.MkdirAll(known, 0o755); err == nil {
 			os.WriteFile(filepath.Join(known, id), nil, 0o644)
 		}
+	}
+	// A script that hangs plays a harness deaf to SIGINT from its start:
+	// ignoring it only on reaching hang would let an interrupt sent right
+	// after the session line end the run before then.
+	if slices.Contains(script, "hang") {
+		signal.Ignore(syscall.SIGINT)
 	}
 	emit(map[string]any{"type": "session", "id": id})
 
