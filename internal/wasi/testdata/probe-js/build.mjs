@@ -20,7 +20,7 @@ const { componentize } = await import(
 const packages = new Map([...readPackages(path.join(root, 'wit')), ...wasiPackages()]);
 const dir = fs.mkdtempSync(path.join(path.dirname(out), '.wit-'));
 try {
-  fs.writeFileSync(path.join(dir, 'guest.wit'), source(ROOT_PACKAGE, rootWorld('tool'), packages));
+  fs.writeFileSync(path.join(dir, 'guest.wit'), source(ROOT_PACKAGE, rootWorld('tool', { js: true }), packages));
   const { component } = await componentize({
     sourcePath: path.join(here, 'index.js'),
     witPath: dir,
