@@ -3,13 +3,12 @@ package act
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/guesttest"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -17,18 +16,7 @@ import (
 // (make guests); the test skips without it unless MUR_REQUIRE_GUESTS.
 func guestKV(t *testing.T) []byte {
 	t.Helper()
-	dir := os.Getenv("MUR_GUEST_OUT")
-	if dir == "" {
-		dir = "../../build/guests"
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "act-kv-go.wasm"))
-	if err != nil {
-		if os.Getenv("MUR_REQUIRE_GUESTS") != "" {
-			t.Fatalf("act-kv-go not built: %v", err)
-		}
-		t.Skipf("act-kv-go not built (make guests): %v", err)
-	}
-	return b
+	return guesttest.Read(t, "act-kv-go")
 }
 
 // TestGoGuestKV: the SDK's example, built by the repository's Go guest

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/guesttest"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/sandbox"
 )
@@ -18,23 +19,6 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.Main() // shell tools re-exec this binary as the sandbox init
 	os.Exit(m.Run())
-}
-
-// guestFile is a component built from source by make guests / make drivers.
-func guestFile(t *testing.T, name string) string {
-	t.Helper()
-	dir := os.Getenv("MUR_GUEST_OUT")
-	if dir == "" {
-		dir = "../../build/guests"
-	}
-	p, _ := filepath.Abs(filepath.Join(dir, name+".wasm"))
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("MUR_REQUIRE_GUESTS") != "" {
-			t.Fatalf("%s not built: %v", name, err)
-		}
-		t.Skipf("%s not built (make guests drivers): %v", name, err)
-	}
-	return p
 }
 
 func mur(t *testing.T, dir string, args ...string) string {
@@ -56,7 +40,7 @@ func mur(t *testing.T, dir string, args ...string) string {
 func publish(t *testing.T, root, srcDir, name string) {
 	t.Helper()
 	files := map[string][]byte{}
-	for from, to := range map[string]string{filepath.Join(srcDir, "murmur.yaml"): "murmur.yaml", guestFile(t, name): name + ".wasm"} {
+	for from, to := range map[string]string{filepath.Join(srcDir, "murmur.yaml"): "murmur.yaml", guesttest.File(t, name): name + ".wasm"} {
 		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)

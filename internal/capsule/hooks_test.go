@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/guesttest"
 	"github.com/murmur/mur/internal/providertest"
 )
 
@@ -27,7 +28,7 @@ type hookDecl struct {
 // with the given contract fields.
 func publishHook(t *testing.T, root string, h hookDecl) {
 	t.Helper()
-	b, err := os.ReadFile(guestFile(t, "hook-probe-go"))
+	b, err := os.ReadFile(guesttest.File(t, "hook-probe-go"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/guesttest"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -19,17 +20,7 @@ import (
 // capsule config (MURMUR_ARTIFACT_CONFIG) picks what it does.
 func probe(t testing.TB) (*component.Runtime, *cm.Component) {
 	t.Helper()
-	dir := os.Getenv("MUR_GUEST_OUT")
-	if dir == "" {
-		dir = "../../build/guests"
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "hook-probe-go.wasm"))
-	if err != nil {
-		if os.Getenv("MUR_REQUIRE_GUESTS") != "" {
-			t.Fatalf("hook-probe-go not built: %v", err)
-		}
-		t.Skipf("hook-probe-go not built (make guests): %v", err)
-	}
+	b := guesttest.Read(t, "hook-probe-go")
 	rt, err := component.New(cm.Config{CacheDir: filepath.Join(os.TempDir(), "mur-test-compile-cache")})
 	if err != nil {
 		t.Fatal(err)

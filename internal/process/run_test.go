@@ -15,6 +15,7 @@ import (
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/guesttest"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/wasi"
 	"github.com/murmur/mur/internal/wasm/cm"
@@ -68,17 +69,7 @@ func TestMain(m *testing.M) {
 // skeleton instantiates the process driver skeleton with no grants.
 func skeleton(t *testing.T) *component.ProcessDriver {
 	t.Helper()
-	dir := os.Getenv("MUR_GUEST_OUT")
-	if dir == "" {
-		dir = "../../build/guests"
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "process-driver-skeleton-go.wasm"))
-	if err != nil {
-		if os.Getenv("MUR_REQUIRE_GUESTS") != "" {
-			t.Fatalf("guest not built: %v", err)
-		}
-		t.Skipf("guest process-driver-skeleton-go not built (run make guests): %v", err)
-	}
+	b := guesttest.Read(t, "process-driver-skeleton-go")
 	rt, err := component.New(cm.Config{CacheDir: filepath.Join(os.TempDir(), "mur-test-compile-cache")})
 	if err != nil {
 		t.Fatal(err)
