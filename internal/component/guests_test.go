@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/murmur/mur/internal/guesttest"
 	"github.com/murmur/mur/internal/wasi"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -21,17 +22,7 @@ import (
 // MUR_REQUIRE_GUESTS=1 so a missing guest fails instead.
 func guest(t *testing.T, r *Runtime, name string) *cm.Component {
 	t.Helper()
-	dir := os.Getenv("MUR_GUEST_OUT")
-	if dir == "" {
-		dir = "../../build/guests"
-	}
-	b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
-	if err != nil {
-		if os.Getenv("MUR_REQUIRE_GUESTS") != "" {
-			t.Fatalf("guest %s not built: %v", name, err)
-		}
-		t.Skipf("guest %s not built (run make guests): %v", name, err)
-	}
+	b := guesttest.Read(t, name)
 	c, err := r.Compile(b)
 	if err != nil {
 		t.Fatalf("compile %s: %v", name, err)
