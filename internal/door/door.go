@@ -135,7 +135,7 @@ func New(cfg Config) (*Door, error) {
 			return d.card(), nil
 		})),
 	)
-	d.rpc = a2asrv.NewJSONRPCHandler(handler,
+	d.rpc = a2asrv.NewJSONRPCHandler(settledCancel{handler, d},
 		a2asrv.WithTransportKeepAlive(cfg.KeepAlive),
 		a2asrv.WithTransportPanicHandler(func(r any) error {
 			cfg.Logger.Error("door: panic serving a request", "panic", r)
