@@ -67,7 +67,10 @@ type Config struct {
 
 	// KeepTasks bounds the ended tasks GetTask and ListTasks still find;
 	// the oldest is forgotten first.
-	KeepTasks    int
+	KeepTasks int
+	// SpillDir, when set, is where ended tasks are kept off the heap, in
+	// an unlinked file; empty keeps them in memory.
+	SpillDir     string
 	MaxBodyBytes int64
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
@@ -126,6 +129,13 @@ func New(cfg Config) (*Door, error) {
 		cfg: cfg, queue: cfg.Queue, backend: cfg.Backend, store: newStore(cfg.KeepTasks),
 		base: base, stopAll: stopAll,
 		runs: map[string]*run{}, watchers: map[chan a2a.Event]struct{}{},
+	}
+	if cfg.SpillDir != "" {
+		sp, err := openSpill(cfg.SpillDir)
+		if err != nil {
+			return nil, err
+		}
+		d.store.spill = sp
 	}
 	handler := a2asrv.NewHandler(executor{d},
 		a2asrv.WithTaskStore(d.store),
@@ -243,6 +253,7 @@ func (d *Door) Stop(ctx context.Context) Residue {
 // to ctx.
 func (d *Door) Close(ctx context.Context) error {
 	d.stopAll()
+	defer d.store.close()
 	d.mu.Lock()
 	for w := range d.watchers {
 		delete(d.watchers, w)

@@ -109,7 +109,10 @@ func open(t *testing.T, p lifecycle.Policy, mod func(*Config)) *fixture {
 	b := newDouble()
 	q := lifecycle.New(p, false)
 	cfg := Config{Name: "door-test", Version: "1.2.3", Queue: q, Backend: b,
-		Skills: []Skill{{ID: "grep", Name: "grep", Description: "search files"}}}
+		Skills: []Skill{{ID: "grep", Name: "grep", Description: "search files"}},
+		// Ended tasks leave the heap as in mur run; a test that wants them
+		// in memory clears it.
+		SpillDir: t.TempDir()}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -519,7 +522,14 @@ func TestStopCancelsTasksInFlight(t *testing.T) {
 // ended tasks and forgets older ones; a task still running is never
 // forgotten.
 func TestEndedTasksAreBounded(t *testing.T) {
-	f := open(t, queueSleep, func(c *Config) { c.KeepTasks = 3 })
+	t.Run("spilled", func(t *testing.T) { testEndedTasksAreBounded(t, func(c *Config) { c.KeepTasks = 3 }) })
+	t.Run("in memory", func(t *testing.T) {
+		testEndedTasksAreBounded(t, func(c *Config) { c.KeepTasks, c.SpillDir = 3, "" })
+	})
+}
+
+func testEndedTasksAreBounded(t *testing.T, mod func(*Config)) {
+	f := open(t, queueSleep, mod)
 	c := client(t, f.door, nil)
 	held := send(t, c, immediately("hold"))
 	<-f.backend.started

@@ -52,6 +52,8 @@ type store struct {
 	// hold every task it ever ran.
 	keep  int
 	ended int
+	// spill, when set, holds ended tasks' bodies off the heap.
+	spill *spill
 }
 
 type stored struct {
@@ -60,12 +62,91 @@ type stored struct {
 	version taskstore.TaskVersion
 	updated time.Time
 	body    []byte // the task as JSON: every reader gets its own copy
+	// off and n locate the body in the spill file instead; n is 0 while
+	// body holds it.
+	off     int64
+	n       int
 	state   a2a.TaskState
 	context string
 	stamp   *time.Time
 }
 
 func newStore(keep int) *store { return &store{tasks: map[a2a.TaskID]*stored{}, keep: keep} }
+
+// setBody makes body st's task; st.state is already the task's. An ended
+// task's body goes to the spill file when the store has one. s.mu is held.
+func (s *store) setBody(st *stored, body []byte) {
+	if st.n > 0 {
+		s.spill.drop(st.n)
+		st.n = 0
+	}
+	st.body = body
+	if s.spill == nil || !st.state.Terminal() {
+		return
+	}
+	off, err := s.spill.put(body)
+	if err != nil {
+		return // a full disk costs memory, never the task
+	}
+	st.body, st.off, st.n = nil, off, len(body)
+}
+
+// bodyOf returns st's task as JSON. s.mu is held.
+func (s *store) bodyOf(st *stored) ([]byte, error) {
+	if st.n == 0 {
+		return st.body, nil
+	}
+	return s.spill.get(st.off, st.n)
+}
+
+// forget drops the task id. s.mu is held.
+func (s *store) forget(id a2a.TaskID) {
+	if st := s.tasks[id]; st != nil && st.n > 0 {
+		s.spill.drop(st.n)
+	}
+	delete(s.tasks, id)
+}
+
+// compactSpill rewrites the spill file with only the bodies still kept,
+// once most of it is dead. A failure leaves the old file in use. s.mu is
+// held.
+func (s *store) compactSpill() {
+	if s.spill == nil || !s.spill.wasteful() {
+		return
+	}
+	next, err := openSpill(s.spill.dir)
+	if err != nil {
+		return
+	}
+	offs := make(map[*stored]int64, s.ended)
+	for _, st := range s.tasks {
+		if st.n == 0 {
+			continue
+		}
+		b, err := s.spill.get(st.off, st.n)
+		if err == nil {
+			offs[st], err = next.put(b)
+		}
+		if err != nil {
+			_ = next.close()
+			return
+		}
+	}
+	for st, off := range offs {
+		st.off = off
+	}
+	_ = s.spill.close()
+	s.spill = next
+}
+
+func (s *store) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spill == nil {
+		return nil
+	}
+	return s.spill.close()
+}
 
 // settle counts a task that just reached a terminal state and forgets the
 // oldest ended tasks beyond keep. s.mu is held.
@@ -85,9 +166,10 @@ func (s *store) settle(was, now a2a.TaskState) {
 		if oldest == nil {
 			return
 		}
-		delete(s.tasks, oldestID)
+		s.forget(oldestID)
 		s.ended--
 	}
+	s.compactSpill()
 }
 
 var _ taskstore.Store = (*store)(nil)
@@ -109,8 +191,10 @@ func (s *store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
 	s.seq++
-	s.tasks[task.ID] = &stored{seq: s.seq, owner: c.name, version: 1, updated: time.Now(), body: body,
+	st := &stored{seq: s.seq, owner: c.name, version: 1, updated: time.Now(),
 		state: task.Status.State, context: task.ContextID, stamp: task.Status.Timestamp}
+	s.setBody(st, body)
+	s.tasks[task.ID] = st
 	s.settle(a2a.TaskStateUnspecified, task.Status.State)
 	return 1, nil
 }
@@ -131,8 +215,9 @@ func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 	}
 	st.version++
 	was := st.state
-	st.body, st.updated = body, time.Now()
+	st.updated = time.Now()
 	st.state, st.context, st.stamp = req.Task.Status.State, req.Task.ContextID, req.Task.Status.Timestamp
+	s.setBody(st, body)
 	s.settle(was, st.state)
 	return st.version, nil
 }
@@ -147,6 +232,9 @@ func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus, meta map[string]
 	st, ok := s.tasks[id]
 	if !ok {
 		return a2a.ErrTaskNotFound
+	}
+	if st.state.Terminal() {
+		return nil
 	}
 	var t a2a.Task
 	if err := json.Unmarshal(st.body, &t); err != nil {
@@ -171,7 +259,8 @@ func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus, meta map[string]
 	}
 	st.version++
 	was := st.state
-	st.body, st.updated, st.state, st.stamp = body, time.Now(), status.State, status.Timestamp
+	st.updated, st.state, st.stamp = time.Now(), status.State, status.Timestamp
+	s.setBody(st, body)
 	s.settle(was, st.state)
 	return nil
 }
@@ -183,8 +272,12 @@ func (s *store) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, 
 		s.mu.Unlock()
 		return nil, a2a.ErrTaskNotFound
 	}
-	body, version, owner := st.body, st.version, st.owner
+	body, err := s.bodyOf(st)
+	version, owner := st.version, st.owner
 	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	var t a2a.Task
 	if err := json.Unmarshal(body, &t); err != nil {
 		return nil, fmt.Errorf("task %s: %w", id, err)
@@ -220,8 +313,8 @@ func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 		after = n
 	}
 	type hit struct {
-		seq  int64
-		body []byte
+		seq int64
+		st  *stored
 	}
 	var hits []hit
 	total := 0
@@ -241,20 +334,29 @@ func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 		}
 		total++
 		if after < 0 || st.seq < after {
-			hits = append(hits, hit{st.seq, st.body})
+			hits = append(hits, hit{st.seq, st})
 		}
 	}
-	s.mu.Unlock()
-	// Newest first.
+	// Newest first; only the page's bodies are read.
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.seq, a.seq) })
 	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, TotalSize: total, PageSize: size}
 	if len(hits) > size {
 		hits = hits[:size]
 		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(hits[size-1].seq, 10)))
 	}
-	for _, h := range hits {
+	bodies := make([][]byte, len(hits))
+	for i, h := range hits {
+		b, err := s.bodyOf(h.st)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		bodies[i] = b
+	}
+	s.mu.Unlock()
+	for _, body := range bodies {
 		var t a2a.Task
-		if err := json.Unmarshal(h.body, &t); err != nil {
+		if err := json.Unmarshal(body, &t); err != nil {
 			return nil, err
 		}
 		if req.HistoryLength != nil {
