@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/murmur/mur/internal/event"
 )
 
 // dispatch runs the tool calls of one reply, in order, through the one
@@ -58,6 +60,11 @@ func (l *Loop) run(ctx context.Context, t *task, c ToolCall, chain []string) Res
 		line["status"], line["error"], line["duration_ms"] = string(StatusError), "missing required input", int64(0)
 		l.emit("tool_call", line)
 		return Result{Status: StatusError, Summary: text}
+	}
+	if l.rt.Events != nil {
+		l.rt.Events.Emit(event.Event{Type: event.ToolStart, Live: true, Fields: map[string]any{
+			"task_id": t.id, "turn": t.out.Turns, "tool": c.Name, "call_id": c.ID, "input": string(c.Input),
+		}})
 	}
 	start := l.now()
 	res, err := tool.Call(withDispatch(ctx, l, t, c, chain), c.Input)

@@ -21,11 +21,14 @@ type Event struct {
 	Live bool
 }
 
-// Live event types: the model's text as it streams, and the end of one
-// model call's text (a watcher that prints ends its line there).
+// Live event types: the model's text as it streams, the end of one model
+// call's text (a watcher that prints ends its line there), and a tool
+// call about to run (its tool_call record comes when it ends, so a
+// watcher shows what is running meanwhile).
 const (
 	TextDelta = "text_delta" // fields: task_id, text
 	TextEnd   = "text_end"   // fields: task_id
+	ToolStart = "tool_start" // fields: task_id, turn, tool, call_id, input (the call's JSON text)
 )
 
 // Sink receives events in emission order. Emit must not retain Fields after
