@@ -64,6 +64,11 @@ type Options struct {
 	// CapsuleURL is the door's URL when mur run serves one; shell commands
 	// see it as MURMUR_CAPSULE_URL.
 	CapsuleURL string
+	// ModelEndpoint, when set, replaces the gateway endpoint of every
+	// inference driver (inference.driver and the alternates) and makes
+	// those gateways keyless: mur replay serves recorded answers there, so
+	// no provider is reached and no key is needed.
+	ModelEndpoint string
 	// Stderr receives warnings and notes (W-… codes, sandbox notes) and
 	// the session's status line at Close; nil discards them.
 	Stderr io.Writer
@@ -153,7 +158,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, refusal(append(warn, diag.New(diag.ManInvalid, diag.Pos{}, "", err.Error())))
 	}
-	gws, gds := gateways(c, res, creds, osGetenv)
+	gws, gds := gateways(withModelEndpoint(c, o.ModelEndpoint), res, creds, osGetenv)
 	warn = append(warn, gds.Warnings()...)
 	if gds.HasErrors() {
 		return nil, refusal(append(warn, gds.Errors()...))

@@ -77,6 +77,34 @@ func gateways(c *manifest.Capsule, installed manifest.Installed, creds gateway.C
 	return out, ds
 }
 
+// withModelEndpoint is c with every metered (driver) gateway sent to
+// endpoint, keyless; c itself when endpoint is "". The copy shares all but
+// the artifact entries it changes.
+func withModelEndpoint(c *manifest.Capsule, endpoint string) *manifest.Capsule {
+	if endpoint == "" || c.Inference == nil {
+		return c
+	}
+	drivers := map[string]bool{}
+	if c.Inference.Driver != nil {
+		drivers[c.Inference.Driver.Artifact] = true
+	}
+	for _, a := range c.Inference.Alternates {
+		drivers[a.Driver.Artifact] = true
+	}
+	cc := *c
+	cc.Artifacts = append(cc.Artifacts[:0:0], c.Artifacts...)
+	keyless := true
+	for i, e := range cc.Artifacts {
+		if e.Gateway == nil || !drivers[e.Name] {
+			continue
+		}
+		g := *e.Gateway
+		g.Endpoint, g.APIKey, g.Keyless = endpoint, nil, &keyless
+		cc.Artifacts[i].Gateway = &g
+	}
+	return &cc
+}
+
 // httpHook gives a component's wasi:http requests to its own gateway: a
 // request to 127.0.0.1:9 from the declaring artifact is the gateway's,
 // everything else is checked against the allow-list as usual.

@@ -119,6 +119,8 @@ var Catalogue = []Entry{
 	{Code: RunNotHonoured, Title: "declared field not carried out by this build of mur", Decided: "at launch (mur run, mur doctor): manifest.Capsule.Unhonoured checks the written fields against manifest.Fields"},
 	{Code: RunResume, Title: "session cannot be resumed", Decided: "at launch (mur run --resume): reads the named session's trace.jsonl"},
 	{Code: RunConversationRecord, Title: "conversation record cannot be read or written", Decided: "at launch (mur run --context, --resume) and as a task opens its context's record"},
+	{Code: RunReplayCapture, Title: "session recorded below trace.capture: content", Decided: "by mur replay: reads the session's trace.jsonl"},
+	{Code: RunReplayRecords, Title: "session cannot be replayed as recorded", Decided: "by mur replay: reads the session's trace.jsonl and blobs/"},
 	{Code: SpendMeter, Title: "machine spend meter file is damaged", Decided: "whenever a run admits or settles a call under spend.machine_tokens_per_day"},
 	{Code: WITLevel, Title: "interface version not served by this WIT level", Decided: "at launch or pull: inspects the component's exports"},
 	{Code: RosterQueue, Title: "roster member's queue smaller than its callers", Decided: "by mur run --roster: needs the roster"},

@@ -225,6 +225,16 @@ const (
 	// RunConversationRecord: the conversation record a launch or task
 	// opens cannot be read (a damaged line) or written. mur's own.
 	RunConversationRecord Code = "E-RUN-902"
+	// RunReplayCapture: mur replay names a session recorded under
+	// trace.capture none or meta: its trace keeps no model answers
+	// (blobs/) to serve, so it cannot be replayed. mur's own.
+	RunReplayCapture Code = "E-RUN-903"
+	// RunReplayRecords: mur replay cannot replay the session as recorded:
+	// a blob its trace names is missing or not the bytes its hash says, a
+	// task continued an earlier conversation, the recording belongs to
+	// another capsule, or its driver speaks a wire replay does not serve.
+	// mur's own.
+	RunReplayRecords Code = "E-RUN-904"
 	// SpendMeter: the machine spend meter's file (spend.machine_tokens_per_day)
 	// is damaged; it is refused rather than read as 0 used. mur's own.
 	SpendMeter Code = "E-SPEND-001"
