@@ -72,6 +72,9 @@ type Options struct {
 	// Stderr receives warnings and notes (W-… codes, sandbox notes) and
 	// the session's status line at Close; nil discards them.
 	Stderr io.Writer
+	// Watch follows the session's event stream from its first record
+	// (session_start) on, as Subscribe does from its call on; nil is none.
+	Watch event.Sink
 }
 
 // Origin is where a task came from; task_start records it.
@@ -255,7 +258,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		Capsule: c, Installed: l.res, MachineTokensPerDay: perDay, SkillText: skillText,
 		Conversation: conv, ManifestDir: manifestDir, MurmurHome: murmurHome,
 		Workdir: o.Workdir, LaunchTask: o.LaunchTask, Deadline: o.Deadline, SystemPrompt: o.SystemPrompt,
-		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr, harness: harness,
+		Driver: drv, Tools: tools, Gateways: records, Stderr: stderr, Watch: o.Watch, harness: harness,
 		SessionFields: map[string]any{"effective_grants": l.scope, "containment": ContainmentRecord(report)},
 	}
 	if c.Lifecycle.DoneCheck != nil {

@@ -65,6 +65,8 @@ type Parts struct {
 	Gateways      []map[string]any
 	SessionFields map[string]any
 	Stderr        io.Writer
+	// Watch is Options.Watch: a subscriber from session_start on.
+	Watch event.Sink
 	// OtelEndpoint is observability.otel_endpoint ("" exports nothing);
 	// Open takes it from the manifest.
 	OtelEndpoint string
@@ -132,6 +134,9 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	// The trace is one subscriber of the session's stream; it keeps
 	// records only, never live events.
 	s.events.Add(event.Recorded(tw))
+	if p.Watch != nil {
+		s.events.Add(p.Watch)
+	}
 	if l != nil {
 		l.endSession = endSession
 		l.text.bind(s.events, "")
