@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # launch.sh: mur run from process start to the provider's first request
 # (warm compile cache), the turn after it, and the idle capsule's resident
-# memory, over RUNS runs. Builds mur and the components if missing, then
-# runs bench/launchbench (which sets up its own HOME and provider double).
+# memory, over RUNS runs, interleaved with the floor: bench/floor, a static
+# Go program making the same first POST (figures are reported as mur/floor
+# ratios too). Builds mur and the components if missing, then runs
+# bench/launchbench (which sets up its own HOME and provider double).
 #
 # It measures an installed copy of bin/mur, not bin/mur itself: the linker
 # writes bin/mur through a shared mapping, which can leave it in the page
@@ -13,7 +15,8 @@
 # cold from disk: VmRSS then counts the 64 KiB blocks the run touches.
 # Pass -mur bin/mur to measure the file in place.
 #
-#   bash bench/launch.sh [launchbench flags, e.g. -runs 30 -ceiling]
+#   bash bench/launch.sh [launchbench flags, e.g. -runs 30 -ceiling,
+#                         -before old-mur (a build before a change, interleaved)]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -25,6 +28,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/launchbench" ./bench/launchbench
+CGO_ENABLED=0 go build -o "$tmp/floor" ./bench/floor
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 install -m 0755 bin/mur "$tmp/mur"
-"$tmp/launchbench" -mur "$tmp/mur" -guests "$guests" -src "$root" "$@"
+"$tmp/launchbench" -mur "$tmp/mur" -floor "$tmp/floor" -guests "$guests" -src "$root" "$@"

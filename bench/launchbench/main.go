@@ -17,19 +17,26 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/murmur/mur/internal/providertest"
 )
@@ -59,13 +66,17 @@ inference:
 
 func main() {
 	murBin := flag.String("mur", "bin/mur", "mur binary to measure")
+	flag.StringVar(&beforeBin, "before", "", "a second mur binary (the build before a change), run interleaved with -mur")
+	flag.StringVar(&floorBin, "floor", "", "the floor program (bench/floor, built static), run interleaved with mur: figures are also reported as mur/floor ratios")
 	guests := flag.String("guests", "build/guests", "directory of built components")
 	src := flag.String("src", ".", "repository root (artifact murmur.yaml sources)")
-	runs := flag.Int("runs", 20, "measured runs (after the warm-up runs)")
+	runs := flag.Int("runs", 20, "measured runs of each subject (after the warm-up runs)")
 	hold := flag.Duration("hold", 300*time.Millisecond, "how long the provider holds the first request before answering (RSS is sampled at its end)")
-	ceiling := flag.Bool("ceiling", false, "declare a spend ceiling (max_session_tokens): each request is counted before it is sent")
+	ceiling := flag.Bool("ceiling", false, "also measure a capsule that declares a spend ceiling (max_session_tokens: each request is counted before it is sent), interleaved with the one without")
 	flag.StringVar(&wrap, "wrap", "", "command prefix for each measured mur run, split on spaces (e.g. a profiler: perf record -g -o p.data --)")
 	flag.IntVar(&fleetSize, "fleet", 0, "after the runs, this many capsules idle at once: report each one's PSS")
+	flag.IntVar(&burstSize, "burst", 0, "after the runs, this many launches as fast as the machine allows: CPU-seconds per launch, latency, peak memory")
+	flag.IntVar(&burstParallel, "burst-parallel", 0, "launches in flight at once during -burst (default: 2 per core)")
 	flag.Parse()
 	if err := run(*murBin, *guests, *src, *runs, *hold, *ceiling); err != nil {
 		fmt.Fprintf(os.Stderr, "launchbench: %v\n", err)
@@ -80,11 +91,11 @@ func main() {
 // state from its second launch on.
 const warmups = 2
 
-// wrap prefixes each measured run's command line.
-var wrap string
-
-// fleetSize is -fleet.
-var fleetSize int
+var (
+	wrap                                string // -wrap
+	beforeBin, floorBin                 string // -before, -floor
+	fleetSize, burstSize, burstParallel int
+)
 
 // probe is the provider double wrapped to timestamp the first request of
 // each run and sample the capsule's memory while it waits.
@@ -93,7 +104,7 @@ type probe struct {
 	hold time.Duration
 
 	mu    sync.Mutex
-	gate  func() // when set, every request waits in it first (-fleet)
+	gate  func(r *http.Request) // when set, every request goes through it first (-fleet, -burst)
 	pid   int
 	first chan time.Time
 	rss   [3]int64 // VmRSS, VmHWM, RssAnon in KiB, sampled at the end of the hold
@@ -105,7 +116,7 @@ func (p *probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gate := p.gate
 	p.mu.Unlock()
 	if gate != nil {
-		gate()
+		gate(r)
 		p.prov.ServeHTTP(w, r)
 		return
 	}
@@ -152,6 +163,25 @@ func memory(pid int) (rss, hwm, anon int64) {
 		}
 	}
 	return rss, hwm, anon
+}
+
+// subject is one program measured: a mur binary running one capsule, or
+// the floor.
+type subject struct {
+	name  string
+	argv  []string
+	dir   string
+	floor bool
+
+	first, turn2, total []time.Duration
+	rss, hwm, anon      []int64
+}
+
+// toolCall is the script of a measured mur run: a tool call, then the
+// answer; the second request measures the first tool call and a turn.
+var toolCall = []providertest.Step{
+	{Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"a.txt","content":"hi"}`}}, InputTokens: 10, OutputTokens: 5},
+	{Text: "done", InputTokens: 20, OutputTokens: 2},
 }
 
 func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool) (err error) {
@@ -205,92 +235,186 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	capDir := filepath.Join(root, "cap")
-	if err := os.MkdirAll(capDir, 0o755); err != nil {
-		return err
-	}
-	extra := ""
-	if ceiling {
-		extra = "  max_session_tokens: 200000\n"
-	}
-	m := strings.NewReplacer("%ENDPOINT%", "http://"+ln.Addr().String(), "%EXTRA%", extra).Replace(capsule)
-	if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(m), 0o644); err != nil {
-		return err
-	}
-	if err := mur(capDir, "install"); err != nil {
-		return err
-	}
-
-	var first, total, turn2 []time.Duration
-	var rss, hwm, anon []int64
-	for i := -warmups; i < runs; i++ {
-		// Two turns: a tool call, then the answer; the second request
-		// measures a turn's runtime overhead through the real driver.
-		p.prov.Push(
-			providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"a.txt","content":"hi"}`}}, InputTokens: 10, OutputTokens: 5},
-			providertest.Step{Text: "done", InputTokens: 20, OutputTokens: 2},
-		)
-		p.mu.Lock()
-		p.turns = nil
-		p.mu.Unlock()
-		argv := []string{murBin, "run", "--task", "write a.txt"}
-		if wrap != "" && i >= 0 {
-			argv = append(strings.Fields(wrap), argv...)
+	install := func(name, extra string) (string, error) {
+		capDir := filepath.Join(root, name)
+		if err := os.MkdirAll(capDir, 0o755); err != nil {
+			return "", err
 		}
-		// A run that hangs is killed, not waited for.
-		runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer stop()
-		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = capDir, env
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
+		m := strings.NewReplacer("%ENDPOINT%", "http://"+ln.Addr().String(), "%EXTRA%", extra).Replace(capsule)
+		if err := os.WriteFile(filepath.Join(capDir, "murmur.yaml"), []byte(m), 0o644); err != nil {
+			return "", err
+		}
+		return capDir, mur(capDir, "install")
+	}
+	capDir, err := install("cap", "")
+	if err != nil {
+		return err
+	}
+	dirs := []string{capDir}
+	if ceiling {
+		d, err := install("cap-ceiling", "  max_session_tokens: 200000\n")
+		if err != nil {
 			return err
 		}
-		p.mu.Lock()
-		p.pid = cmd.Process.Pid
-		p.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		var got time.Time
-		select {
-		case got = <-p.first:
-		case <-ctx.Done():
-		}
-		cancel()
-		err := cmd.Wait()
-		end := time.Now()
-		if got.IsZero() || err != nil {
-			return fmt.Errorf("run %d: no provider request or failed run: %v\n%s", i, err, out.String())
-		}
-		p.mu.Lock()
-		turns := append([]time.Time(nil), p.turns...)
-		r := p.rss
-		p.mu.Unlock()
-		if i < 0 {
-			continue
-		}
-		first = append(first, got.Sub(start))
-		total = append(total, end.Sub(start)-hold)
-		if len(turns) == 2 {
-			turn2 = append(turn2, turns[1].Sub(turns[0])-hold)
-		}
-		rss, hwm, anon = append(rss, r[0]), append(hwm, r[1]), append(anon, r[2])
+		dirs = append(dirs, d)
 	}
-	if fleetSize > 0 {
+	var subjects []*subject
+	bins := []string{murBin}
+	if beforeBin != "" {
+		b, _ := filepath.Abs(beforeBin)
+		bins = append([]string{b}, bins...)
+	}
+	for _, bin := range bins {
+		for j, d := range dirs {
+			name := "mur"
+			if bin != murBin {
+				name = "mur -before"
+			}
+			if j == 1 {
+				name += ", spend ceiling"
+			}
+			subjects = append(subjects, &subject{name: name, argv: []string{bin, "run", "--task", "write a.txt"}, dir: d})
+		}
+	}
+
+	// Warm-up: each mur subject twice. The first request of the first
+	// run is what the floor will send.
+	for range warmups {
+		for _, s := range subjects {
+			if err := s.once(p, env, hold, false); err != nil {
+				return err
+			}
+		}
+	}
+	if floorBin != "" {
+		f, err := floorSubject(floorBin, root, ln.Addr().String(), p.prov.Requests()[0])
+		if err != nil {
+			return err
+		}
+		subjects = append([]*subject{f}, subjects...)
+	}
+	// Measured: subjects in turn, each iteration starting one further, so
+	// none always runs right after another.
+	for i := range runs {
+		for k := range subjects {
+			s := subjects[(i+k)%len(subjects)]
+			if err := s.once(p, env, hold, true); err != nil {
+				return err
+			}
+		}
+	}
+	if fleetSize > 0 || burstSize > 0 {
 		defer func() {
-			if err == nil {
+			if err == nil && burstSize > 0 {
+				err = burst(murBin, capDir, env, p, burstSize, burstParallel)
+			}
+			if err == nil && fleetSize > 0 {
 				err = fleet(murBin, capDir, env, p, fleetSize)
 			}
 		}()
 	}
-	fmt.Printf("runs: %d (after %d warm-up), hold %v, spend ceiling %v\n", runs, warmups, hold, ceiling)
-	report("start → first provider request", first)
-	report("first → second request (tool call + turn, minus hold)", turn2)
-	report("whole run (minus hold)", total)
-	reportKiB("VmRSS while waiting on the provider", rss)
-	reportKiB("  of which RssAnon (not shared file pages)", anon)
-	reportKiB("VmHWM (peak RSS) at that point", hwm)
+	fmt.Printf("runs: %d of each subject, interleaved (after %d warm-up runs of each mur), hold %v\n", runs, warmups, hold)
+	var floor *subject
+	for _, s := range subjects {
+		if s.floor {
+			floor = s
+		}
+		fmt.Printf("%s:\n", s.name)
+		report("  start → first provider request", s.first)
+		if !s.floor {
+			report("  first answer → next request (first tool call + turn)", s.turn2)
+			report("  whole run (minus hold)", s.total)
+		}
+		reportKiB("  VmRSS while waiting on the provider", s.rss)
+		reportKiB("    of which RssAnon (not shared file pages)", s.anon)
+		reportKiB("  VmHWM (peak RSS) at that point", s.hwm)
+	}
+	if floor != nil {
+		fmt.Println("start → first provider request, ratio to the floor (same run):")
+		less := func(a, b time.Duration) bool { return a < b }
+		for _, s := range subjects {
+			if s.floor {
+				continue
+			}
+			fmt.Printf("  %-54s p50 %.2f×  p95 %.2f×\n", s.name,
+				float64(pct(s.first, less, 0.5))/float64(pct(floor.first, less, 0.5)),
+				float64(pct(s.first, less, 0.95))/float64(pct(floor.first, less, 0.95)))
+		}
+	}
+	return nil
+}
+
+// floorSubject writes mur's first request for the floor program to send.
+func floorSubject(bin, root, addr string, req providertest.Request) (*subject, error) {
+	bin, _ = filepath.Abs(bin)
+	body := filepath.Join(root, "first-request.json")
+	if err := os.WriteFile(body, req.Raw, 0o644); err != nil {
+		return nil, err
+	}
+	argv := []string{bin, "-url", "http://" + addr + req.Path, "-body", body}
+	for k, vs := range req.Header {
+		switch k {
+		case "Content-Length", "Accept-Encoding", "User-Agent":
+			continue // net/http writes its own
+		}
+		for _, v := range vs {
+			argv = append(argv, "-H", k+": "+v)
+		}
+	}
+	return &subject{name: "floor (static Go POST)", argv: argv, dir: root, floor: true}, nil
+}
+
+// once runs s one time; measured runs are kept in s.
+func (s *subject) once(p *probe, env []string, hold time.Duration, measured bool) error {
+	if s.floor {
+		p.prov.Push(providertest.Step{Text: "done", InputTokens: 20, OutputTokens: 2})
+	} else {
+		p.prov.Push(toolCall...)
+	}
+	p.mu.Lock()
+	p.turns = nil
+	p.mu.Unlock()
+	argv := s.argv
+	if wrap != "" && measured && !s.floor {
+		argv = append(strings.Fields(wrap), argv...)
+	}
+	// A run that hangs is killed, not waited for.
+	runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = s.dir, env
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.pid = cmd.Process.Pid
+	p.mu.Unlock()
+	var got time.Time
+	select {
+	case got = <-p.first:
+	case <-time.After(60 * time.Second):
+	}
+	err := cmd.Wait()
+	end := time.Now()
+	if got.IsZero() || err != nil {
+		return fmt.Errorf("%s: no provider request or failed run: %v\n%s", s.name, err, out.String())
+	}
+	p.mu.Lock()
+	turns := append([]time.Time(nil), p.turns...)
+	r := p.rss
+	p.mu.Unlock()
+	if !measured {
+		return nil
+	}
+	s.first = append(s.first, got.Sub(start))
+	s.total = append(s.total, end.Sub(start)-hold)
+	if len(turns) == 2 {
+		s.turn2 = append(s.turn2, turns[1].Sub(turns[0])-hold)
+	}
+	s.rss, s.hwm, s.anon = append(s.rss, r[0]), append(s.hwm, r[1]), append(s.anon, r[2])
 	return nil
 }
 
@@ -300,7 +424,7 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 	held := make(chan struct{}, n)
 	release := make(chan struct{})
 	p.mu.Lock()
-	p.gate = func() {
+	p.gate = func(*http.Request) {
 		held <- struct{}{}
 		<-release
 	}
@@ -437,4 +561,170 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
+}
+
+// launchTag finds the burst launch a request belongs to in its body (the
+// task text travels in the first request).
+var launchTag = regexp.MustCompile(`burst launch (\d+):`)
+
+// burst launches n runs of the capsule, par in flight at once, each a
+// one-turn task the provider answers at once. CPU time is the wait4
+// rusage of every process the launches made: mur's own (which counts the
+// helpers it reaped) and that of any helper that outlived its mur, which
+// is reparented to this process (a child subreaper) and reaped here.
+func burst(murBin, capDir string, env []string, p *probe, n, par int) error {
+	if par <= 0 {
+		par = 2 * runtime.NumCPU()
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("burst: become a subreaper: %w", err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	var mu sync.Mutex
+	firsts := make([]time.Time, n)
+	p.mu.Lock()
+	p.gate = func(r *http.Request) {
+		now := time.Now()
+		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		if m := launchTag.FindSubmatch(raw); m != nil {
+			i, _ := strconv.Atoi(string(m[1]))
+			mu.Lock()
+			if i < n && firsts[i].IsZero() {
+				firsts[i] = now
+			}
+			mu.Unlock()
+		}
+	}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.gate = nil
+		p.mu.Unlock()
+	}()
+	for range n {
+		p.prov.Push(providertest.Step{Text: "done", InputTokens: 20, OutputTokens: 2})
+	}
+
+	// Peak memory: the host's memory in use, sampled through the burst.
+	base := memInUse()
+	var peak int64
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if m := memInUse(); m > peak {
+				peak = m
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+
+	starts := make([]time.Time, n)
+	var cpu time.Duration
+	var maxrss []int64
+	var failed error
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer stop()
+			cmd := exec.CommandContext(ctx, murBin, "run", "--task", fmt.Sprintf("burst launch %d: answer done", i))
+			cmd.Dir, cmd.Env = capDir, env
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			mu.Lock()
+			starts[i] = time.Now()
+			mu.Unlock()
+			err := cmd.Run()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = fmt.Errorf("burst launch %d: %v\n%s", i, err, out.String())
+				return
+			}
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			maxrss = append(maxrss, ru.Maxrss)
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	close(stopSampling)
+	<-sampled
+	if failed != nil {
+		return failed
+	}
+	// Helpers that outlived their mur: reap them all (none else is a
+	// child of this process now).
+	orphans := 0
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		for {
+			var ru syscall.Rusage
+			if _, err := syscall.Wait4(-1, nil, 0, &ru); err != nil {
+				return // ECHILD: none left
+			}
+			mu.Lock()
+			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			orphans++
+			mu.Unlock()
+		}
+	}()
+	select {
+	case <-reaped:
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("burst: a launch's helper outlived its mur by 30 s")
+	}
+	var lat []time.Duration
+	for i := range n {
+		if firsts[i].IsZero() {
+			return fmt.Errorf("burst launch %d: its request was not seen", i)
+		}
+		lat = append(lat, firsts[i].Sub(starts[i]))
+	}
+	less := func(a, b time.Duration) bool { return a < b }
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+	fmt.Printf("burst: %d launches of a one-turn task, %d in flight, in %.2f s (%.1f launches/s)\n", n, par, wall.Seconds(), float64(n)/wall.Seconds())
+	fmt.Printf("  CPU per launch (user+sys, wait4 rusage of mur and its helpers; %d helpers reaped after their mur)  %.4f s\n", orphans, cpu.Seconds()/float64(n))
+	fmt.Printf("  start → first provider request  p50 %s  p99 %s  max %s\n", ms(pct(lat, less, 0.5)), ms(pct(lat, less, 0.99)), ms(pct(lat, less, 1)))
+	fmt.Printf("  peak host memory in use above the burst's start (MemTotal−MemAvailable, every 5 ms)  %.1f MB\n", float64(peak-base)/1024)
+	reportKiB("  peak RSS of one launch (wait4 maxrss)", maxrss)
+	return nil
+}
+
+// memInUse is MemTotal − MemAvailable in KiB.
+func memInUse() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var total, avail int64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "MemTotal":
+			total = n
+		case "MemAvailable":
+			avail = n
+		}
+	}
+	return total - avail
 }
