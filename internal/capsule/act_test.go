@@ -202,3 +202,77 @@ func TestACTGoGuestThroughRun(t *testing.T) {
 		t.Fatalf("session log %q", b)
 	}
 }
+
+// TestPolicyHookDeniesACTCall: an on-tool-call policy hook gates an ACT
+// component's calls as it gates every tool's. The denied call runs
+// nothing — the component is never instantiated, so no session is opened
+// and no session log is written — the model reads the reason, and the
+// trace records the denial; the component's other tools still run.
+func TestPolicyHookDeniesACTCall(t *testing.T) {
+	for name, tc := range map[string]struct {
+		steps   []providertest.Step
+		session string // the session log, "" for none
+	}{
+		"only the denied call": {steps: []providertest.Step{
+			{Calls: []providertest.Call{{ID: "c1", Name: "echo", Input: `{"text":"hi"}`}}, InputTokens: 10, OutputTokens: 5},
+			{Text: "Done.", InputTokens: 20, OutputTokens: 3},
+		}},
+		"then an allowed call": {steps: []providertest.Step{
+			{Calls: []providertest.Call{{ID: "c1", Name: "echo", Input: `{"text":"hi"}`}}, InputTokens: 10, OutputTokens: 5},
+			{Calls: []providertest.Call{{ID: "c2", Name: "stats", Input: `{}`}}, InputTokens: 20, OutputTokens: 5},
+			{Text: "Done.", InputTokens: 30, OutputTokens: 3},
+		}, session: "session kv-1 opened\nsession kv-1 closed\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			home := filepath.Join(root, "home")
+			t.Setenv("HOME", home)
+			publish(t, root, "../../drivers/driver-openai", "driver-openai")
+			publishACT(t, root)
+			publishHook(t, root, hookDecl{name: "gate", contract: "binding: on-tool-call\ncommit_policy: deny\n"})
+			prov := providertest.Start(t, tc.steps...)
+			m := strings.Replace(actManifest, "inference:", "  - name: murmur/gate\n    version: \"0.1.0\"\n    runtime: hook\n"+config(`{"deny_tools":["echo"]}`)+"inference:", 1)
+			manifestPath := installManifest(t, root, m, prov.URL)
+			var stdout, stderr bytes.Buffer
+			if code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "use the store"}, nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+			}
+			reqs := prov.Requests()
+			if raw := string(reqs[1].Raw); !strings.Contains(raw, "denied by the policy hook murmur/gate") || !strings.Contains(raw, "the tool echo is not allowed by hook-probe") || strings.Contains(raw, `"content":"{\"text\":\"hi\"}"`) {
+				t.Fatalf("the model did not read the denial alone: %s", raw)
+			}
+			var denied []map[string]any
+			for _, l := range trace(t, home) {
+				if l["event"] == "hook_denied" {
+					denied = append(denied, l)
+				}
+			}
+			if len(denied) != 1 || denied[0]["tool"] != "echo" || denied[0]["handler"] != "on-tool-call" {
+				t.Fatalf("hook_denied = %v", denied)
+			}
+			var logs []string
+			filepath.WalkDir(filepath.Join(home, ".murmur/records"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Name() == "kv.sessions.log" {
+					logs = append(logs, p)
+				}
+				return nil
+			})
+			if tc.session == "" {
+				if len(logs) != 0 {
+					b, _ := os.ReadFile(logs[0])
+					t.Fatalf("the denied call opened a session: %s", b)
+				}
+				return
+			}
+			if len(logs) != 1 {
+				t.Fatalf("session logs %v", logs)
+			}
+			if b, _ := os.ReadFile(logs[0]); string(b) != tc.session {
+				t.Fatalf("session log %q", b)
+			}
+			if raw := string(reqs[2].Raw); !strings.Contains(raw, "opened=1 closed=0") {
+				t.Fatalf("the allowed stats call: %s", raw)
+			}
+		})
+	}
+}
