@@ -40,6 +40,9 @@ type ScriptCall struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Input string `json:"input"`
+	// Namespace is a Responses API function call's namespace (a tool of an
+	// MCP server, as Codex offers it); the other wire shapes ignore it.
+	Namespace string `json:"namespace"`
 }
 
 // ParseScript reads a JSON array of ScriptSteps. Unknown keys and

@@ -1,6 +1,6 @@
 // Package providertest holds doubles for model providers: a scripted HTTP
-// server on loopback that answers in the Anthropic Messages and OpenAI Chat
-// Completions wire shapes, and a Go driver that implements the runtime's
+// server on loopback that answers in the Anthropic Messages, OpenAI Chat
+// Completions and OpenAI Responses wire shapes, and a Go driver that implements the runtime's
 // inference contract (docs/inference-format.md) by speaking real HTTP to
 // it. Tests drive the agent loop through both, so every turn crosses a
 // real socket.
@@ -21,6 +21,9 @@ type Call struct {
 	ID    string
 	Name  string
 	Input string // JSON object
+	// Namespace is a Responses API function call's namespace (a tool of an
+	// MCP server, as Codex offers it); the other wire shapes ignore it.
+	Namespace string
 }
 
 // Step is one scripted answer. A Step with Status set answers with that
@@ -151,6 +154,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			complete = streamAnthropic(w, st, body)
 		case "/v1/chat/completions":
 			complete = streamOpenAI(w, st, body)
+		case "/v1/responses":
+			complete = streamResponses(w, st, body)
 		}
 		if !complete {
 			// Cut the connection mid-stream, as a dying upstream does.
@@ -164,6 +169,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = anthropicReply(st, body)
 	case "/v1/chat/completions":
 		out = openAIReply(st, body)
+	case "/v1/responses":
+		out = responsesReply(st, body)
 	default:
 		http.Error(w, `{"error":{"message":"unknown path"}}`, http.StatusNotFound)
 		return
