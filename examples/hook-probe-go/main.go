@@ -16,6 +16,13 @@
 //	wrong_arm  handler that answers write-manifests, an arm no handler
 //	           but on-stage honours
 //	fail       handler that answers err("asked to fail")
+//	read_task  handler whose log line also holds murmur:task-io/read's
+//	           answer ("task", or "read_error")
+//	read_conversation handler whose log line also holds the first page
+//	           of murmur:conversation/read for the task in progress
+//	           ("conversation", or "read_error")
+//	manifests  on-stage answers write-manifests with these
+//	           {binary_name, content} pairs
 package main
 
 import (
@@ -29,15 +36,18 @@ import (
 )
 
 type config struct {
-	Log       string   `json:"log"`
-	DenyTools []string `json:"deny_tools"`
-	DenyShell []string `json:"deny_shell"`
-	Reopen    string   `json:"reopen"`
-	Trap      string   `json:"trap"`
-	Spin      string   `json:"spin"`
-	Grow      string   `json:"grow"`
-	WrongArm  string   `json:"wrong_arm"`
-	Fail      string   `json:"fail"`
+	Log       string              `json:"log"`
+	DenyTools []string            `json:"deny_tools"`
+	DenyShell []string            `json:"deny_shell"`
+	Reopen    string              `json:"reopen"`
+	Trap      string              `json:"trap"`
+	Spin      string              `json:"spin"`
+	Grow      string              `json:"grow"`
+	WrongArm  string              `json:"wrong_arm"`
+	Fail      string              `json:"fail"`
+	ReadTask  string              `json:"read_task"`
+	ReadConv  string              `json:"read_conversation"`
+	Manifests []hook.ToolManifest `json:"manifests"`
 }
 
 var (
@@ -70,11 +80,29 @@ func handle[E any](name string, own func(E) (hook.Output, error)) func(E) (hook.
 			return hook.None(), errors.New("asked to fail in " + name)
 		}
 		if cfg.Log != "" {
-			line, _ := json.Marshal(struct {
-				Seq   int    `json:"seq"`
-				Event string `json:"event"`
-				Data  E      `json:"data"`
-			}{seq, name, e})
+			rec := struct {
+				Seq          int            `json:"seq"`
+				Event        string         `json:"event"`
+				Data         E              `json:"data"`
+				Task         *hook.TaskText `json:"task,omitempty"`
+				Conversation *hook.Page     `json:"conversation,omitempty"`
+				ReadError    string         `json:"read_error,omitempty"`
+			}{Seq: seq, Event: name, Data: e}
+			if name == cfg.ReadTask {
+				if t, err := hook.CurrentTask(); err != nil {
+					rec.ReadError = err.Error()
+				} else {
+					rec.Task = &t
+				}
+			}
+			if name == cfg.ReadConv {
+				if p, err := hook.ReadConversation("", 0, 100); err != nil {
+					rec.ReadError = err.Error()
+				} else {
+					rec.Conversation = &p
+				}
+			}
+			line, _ := json.Marshal(rec)
 			f, err := os.OpenFile(cfg.Log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			if err != nil {
 				return hook.None(), err
@@ -107,7 +135,12 @@ func contains(list []string, s string) bool {
 func init() {
 	load()
 	hook.Run(hook.Handlers{
-		OnStage:        handle[hook.StageEvent]("on-stage", nil),
+		OnStage: handle("on-stage", func(hook.StageEvent) (hook.Output, error) {
+			if len(cfg.Manifests) > 0 {
+				return hook.WriteManifests(cfg.Manifests), nil
+			}
+			return hook.None(), nil
+		}),
 		OnSessionStart: handle[hook.SessionContext]("on-session-start", nil),
 		OnTaskStart:    handle[hook.TaskStartEvent]("on-task-start", nil),
 		OnInference:    handle[hook.InferenceEvent]("on-inference", nil),

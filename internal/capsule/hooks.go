@@ -83,6 +83,9 @@ func (l *launcher) hookEntries() ([]hookEntry, diag.List) {
 			if ac.TaskIO != nil && ac.TaskIO.Read != nil {
 				g.TaskIO = *ac.TaskIO.Read
 			}
+			if ac.Conversation != nil && ac.Conversation.Read != nil {
+				g.Conversation = *ac.Conversation.Read
+			}
 		}
 		for _, v := range l.scope.Artifacts {
 			if v.Name == e.Name {
@@ -176,6 +179,11 @@ func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.D
 		host := &component.Host{Inference: noHookInference{}}
 		if he.grant.TaskIO {
 			host.TaskIO = sh
+		}
+		if he.grant.Conversation {
+			if host.Conversation, err = newHookConversation(sh); err != nil {
+				return fail(fmt.Errorf("hook %q: %w", he.spec.Name, err))
+			}
 		}
 		c, err := hooks.NewComponent(ctx, l.rt, comp, component.Options{Name: he.spec.Name, Policy: pol, Host: host,
 			Limits: cm.Limits{MemoryBytes: hooks.Memory, Deadline: he.spec.Deadline}})

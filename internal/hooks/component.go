@@ -37,6 +37,8 @@ type Grant struct {
 	StateDir string
 	// TaskIO grants murmur:task-io/read.
 	TaskIO bool
+	// Conversation grants murmur:conversation/read.
+	Conversation bool
 	// Env is the hook's whole environment (MURMUR_ARTIFACT_CONFIG,
 	// MURMUR_OTEL_ENDPOINT).
 	Env [][2]string

@@ -119,7 +119,7 @@ var Fields = concat(
 		w("artifacts[].capabilities.plan.submit", diag.SecArtifactInert, inertArt),
 		h("artifacts[].capabilities.filesystem.records", "a hook's directory is the records directory's hooks/"),
 		h("artifacts[].capabilities.task_io.read", "a hook reads the task and result text through murmur:task-io/read"),
-		rc("artifacts[].capabilities.conversation.read", diag.RunNotHonoured, "recognized only on a runtime: hook entry (E-MAN-003 elsewhere), and this build of mur keeps no conversation record to read"),
+		h("artifacts[].capabilities.conversation.read", "a hook reads the capsule's conversation record through murmur:conversation/read"),
 		h("artifacts[].capabilities.state.store", "~/.murmur/state/<store>/: state/ beside a WASM tool's or driver's scope, MURMUR_STATE_DIR for a native tool"),
 	},
 	each("artifacts[].capabilities.", func(p, why string) Field { return w(p, diag.SecArtifactInert, why) }, inertArt,

@@ -1,0 +1,104 @@
+package capsule_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHookConversationRead: a hook granted conversation.read reads the
+// task's record through murmur:conversation/read — every message the
+// task appended, in order, indexed from 0, with the task's id; a hook
+// without the grant gets not-granted, and a read with no task in
+// progress and no context named gets no-context. With context.record:
+// off a granted hook reads an empty page.
+func TestHookConversationRead(t *testing.T) {
+	records := "    capabilities:\n      filesystem:\n        records: true\n"
+	grant := "      conversation:\n        read: true\n"
+	hooks := []hookDecl{
+		{name: "conv", entry: config(`{"log":"conv.jsonl","read_conversation":"on-task-end"}`) + records + grant},
+		{name: "convnogrant", entry: config(`{"log":"nogrant.jsonl","read_conversation":"on-task-end"}`) + records},
+		{name: "convearly", entry: config(`{"log":"early.jsonl","read_conversation":"on-session-start"}`) + records + grant},
+	}
+	r := runHooks(t, hooks, "", toolSteps...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	at := func(file, event string) map[string]any {
+		for _, e := range events(t, filepath.Join(r.records, "hooks", file)) {
+			if e["event"] == event {
+				return e
+			}
+		}
+		t.Fatalf("%s has no %s line", file, event)
+		return nil
+	}
+	taskID := r.of("task_start")[0]["task_id"]
+	e := at("conv.jsonl", "on-task-end")
+	page, ok := e["conversation"].(map[string]any)
+	if !ok {
+		t.Fatalf("the granted hook read no page: %v", e)
+	}
+	entries := page["entries"].([]any)
+	wantRoles := []string{"user", "assistant", "user", "assistant", "user", "assistant"}
+	if len(entries) != len(wantRoles) || page["next"] != nil {
+		t.Fatalf("page = %v", page)
+	}
+	for i, x := range entries {
+		en := x.(map[string]any)
+		if en["index"] != float64(i) || en["role"] != wantRoles[i] || en["task_id"] != taskID {
+			t.Errorf("entry %d = %v", i, en)
+		}
+	}
+	first, last := entries[0].(map[string]any), entries[5].(map[string]any)
+	if first["content"] != "do the work" || last["content"] != "Done." {
+		t.Errorf("first %v, last %v", first, last)
+	}
+	if c := entries[1].(map[string]any)["content"].(string); !strings.Contains(c, `"tool_use"`) || !strings.Contains(c, "file-go") {
+		t.Errorf("a tool call's content = %s", c)
+	}
+	if e := at("nogrant.jsonl", "on-task-end"); !strings.HasPrefix(e["read_error"].(string), "not-granted: set capabilities.conversation.read: true") {
+		t.Errorf("ungranted read = %v", e)
+	}
+	if e := at("early.jsonl", "on-session-start"); !strings.HasPrefix(e["read_error"].(string), "no-context: ") {
+		t.Errorf("read with no task = %v", e)
+	}
+
+	off := runHooks(t, hooks[:1], "context:\n  record: \"off\"\n", toolSteps...)
+	if off.code != 0 {
+		t.Fatalf("exit %d: %s", off.code, off.stderr)
+	}
+	r = off
+	if p, ok := at("conv.jsonl", "on-task-end")["conversation"].(map[string]any); !ok || len(p["entries"].([]any)) != 0 {
+		t.Fatalf("record: off read %v", p)
+	}
+}
+
+// TestHookState: a hook entry's state grant mounts the capsule's durable
+// store as state/ (and nothing else: no work folder); what it writes
+// there is under ~/.murmur/state/<capsule>/ after the session. A hook
+// without the grant cannot write there.
+func TestHookState(t *testing.T) {
+	r := runHooks(t, []hookDecl{
+		{name: "notes", entry: config(`{"log":"/state/events.jsonl"}`) + "    capabilities:\n      state: {}\n"},
+		{name: "nostate", entry: config(`{"log":"/state/other.jsonl"}`)},
+	}, "", toolSteps...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	store := filepath.Join(os.Getenv("HOME"), ".murmur", "state", "hooked")
+	evs := events(t, filepath.Join(store, "events.jsonl"))
+	if len(evs) != 11 || evs[0]["event"] != "on-stage" || evs[10]["event"] != "on-session-end" {
+		t.Fatalf("the store holds %d events: %v", len(evs), evs)
+	}
+	if _, err := os.Stat(filepath.Join(store, "other.jsonl")); err == nil {
+		t.Fatal("a hook without the state grant wrote into the store")
+	}
+	if n := strings.Count(r.hookLog("nostate"), " error: "); n != 11 {
+		t.Errorf("the ungranted hook's log has %d errors, want 11:\n%s", n, r.hookLog("nostate"))
+	}
+	if n := strings.Count(r.hookLog("notes"), " error: "); n != 0 {
+		t.Errorf("the granted hook failed:\n%s", r.hookLog("notes"))
+	}
+}
