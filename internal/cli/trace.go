@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur/mur/internal/config"
+	"github.com/murmur/mur/internal/session"
 	"github.com/murmur/mur/internal/timeline"
 )
 
@@ -140,11 +141,35 @@ func tracePath(arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	found, _ := filepath.Glob(filepath.Join(home, "records", "*", arg, "trace.jsonl"))
-	if len(found) == 0 {
-		return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("session %s: no trace under %s; give its records directory or trace.jsonl if it lives elsewhere", arg, filepath.Join(home, "records"))}
+	root := filepath.Join(home, "records")
+	if found := findSession(root, arg); found != "" {
+		return found, nil
 	}
-	return found[0], nil
+	return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("session %s: no trace under %s; give its records directory or trace.jsonl if it lives elsewhere", arg, root)}
+}
+
+// findSession is the trace.jsonl of session id under root, or "". A
+// capsule's records group mirrors its manifest directory's path
+// (session.RecordsGroup), so sessions sit at any depth; a session's own
+// folder is never walked into.
+func findSession(root, id string) string {
+	var found string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if !strings.HasPrefix(d.Name(), session.Prefix) {
+			return nil
+		}
+		if d.Name() == id {
+			if _, err := os.Stat(filepath.Join(p, "trace.jsonl")); err == nil {
+				found = filepath.Join(p, "trace.jsonl")
+				return filepath.SkipAll
+			}
+		}
+		return filepath.SkipDir
+	})
+	return found
 }
 
 // writeHTMLFile writes s's HTML page to path, whole or not at all.
