@@ -435,9 +435,29 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 	for range n {
 		p.prov.Push(providertest.Step{Text: "done", InputTokens: 20, OutputTokens: 2})
 	}
+	// Launches start a few at a time (2 per core): a capsule waiting on
+	// the provider costs no CPU, so the fleet grows to n without n
+	// launches fighting for the cores at once.
+	inFlight := 2 * runtime.NumCPU()
+	waiting := 0
+	awaitOne := func() error {
+		select {
+		case <-held:
+			waiting++
+			return nil
+		case <-time.After(2 * time.Minute):
+			close(release)
+			return fmt.Errorf("fleet: %d of %d runs reached the provider", waiting, n)
+		}
+	}
 	cmds := make([]*exec.Cmd, n)
 	for i := range cmds {
-		ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+		if i-waiting >= inFlight {
+			if err := awaitOne(); err != nil {
+				return err
+			}
+		}
+		ctx, stop := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer stop()
 		cmds[i] = exec.CommandContext(ctx, murBin, "run", "--task", "write a.txt")
 		cmds[i].Dir, cmds[i].Env = capDir, env
@@ -445,12 +465,9 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 			return err
 		}
 	}
-	for range n {
-		select {
-		case <-held:
-		case <-time.After(60 * time.Second):
-			close(release)
-			return fmt.Errorf("fleet: not every run reached the provider")
+	for waiting < n {
+		if err := awaitOne(); err != nil {
+			return err
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // let each settle into its wait
