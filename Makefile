@@ -19,8 +19,11 @@ all: build
 
 # -buildvcs=auto: mur version prints the commit even where GOFLAGS turns
 # stamping off.
+# bin/mur-sandbox: the sandbox's helper (internal/sandbox/helper), static
+# and small; mur starts it from beside itself (docs/sandbox.md).
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/mur
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/mur-sandbox ./cmd/mur-sandbox
 
 test:
 	$(GO) test ./...

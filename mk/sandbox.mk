@@ -3,8 +3,13 @@
 # so they need root; `make test` skips them.
 .PHONY: test-escape bench-sandbox fuzz-sandbox
 
+# tests/escape runs on bin/mur-sandbox, the helper make build installs
+# beside mur; internal/sandbox's own tests on the test binary re-executed
+# (the fallback), and TestHelperBinary on a fresh build of the helper.
 test-escape:
-	MUR_TEST_PRIVILEGED=1 $(GO) test -count=1 -v ./tests/escape/ ./internal/sandbox/
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/mur-sandbox ./cmd/mur-sandbox
+	MUR_TEST_PRIVILEGED=1 MUR_TEST_SANDBOX_HELPER=$(CURDIR)/bin/mur-sandbox $(GO) test -count=1 -v ./tests/escape/
+	MUR_TEST_PRIVILEGED=1 $(GO) test -count=1 -v ./internal/sandbox/...
 
 bench-sandbox:
 	MUR_TEST_PRIVILEGED=1 $(GO) test -run '^$$' -bench Sandboxed -benchtime 100x ./internal/sandbox/

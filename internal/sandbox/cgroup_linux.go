@@ -8,12 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/sandbox/helper"
 )
 
 // cgroupScope is one session's cgroup: a v2 directory (membership at clone
@@ -264,28 +263,7 @@ func (s *cgroupScope) adoptThread() error {
 }
 
 // kill ends every process in the scope and waits until it is empty.
-func (s *cgroupScope) kill() {
-	if s.v2 != "" && fileExists(filepath.Join(s.v2, "cgroup.kill")) {
-		_ = writeFile(filepath.Join(s.v2, "cgroup.kill"), "1")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		left := 0
-		for _, f := range s.allProcs() {
-			for _, pid := range readPids(f) {
-				if pid == s.spare {
-					continue
-				}
-				left++
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		if left == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func (s *cgroupScope) kill() { helper.KillCgroups(s.v2, s.v1Procs(), s.spare) }
 
 func (s *cgroupScope) allProcs() []string {
 	out := s.v1Procs()
@@ -303,21 +281,10 @@ func (s *cgroupScope) remove() {
 		s.v2fd = -1
 	}
 	for _, d := range s.v1 {
-		removeCgroupDir(d)
+		helper.RemoveCgroupDir(d)
 	}
 	if s.v2 != "" {
-		removeCgroupDir(s.v2)
-	}
-}
-
-// removeCgroupDir retries briefly: a killed task leaves its cgroup a moment
-// after it is reaped.
-func removeCgroupDir(d string) {
-	for i := 0; i < 100; i++ {
-		if err := unix.Rmdir(d); err == nil || err == unix.ENOENT {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		helper.RemoveCgroupDir(s.v2)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/sandbox/helper"
 )
 
 // minLandlockABI is the oldest Landlock ABI that covers every write form the
@@ -14,7 +15,7 @@ const minLandlockABI = 3
 
 // landlockScopeABI is the Landlock ABI that scopes signals and abstract unix
 // sockets to the sandbox's domain.
-const landlockScopeABI = 6
+const landlockScopeABI = helper.LandlockScopeABI
 
 // Host is what this machine can enforce, as found by Probe.
 type Host struct {

@@ -191,15 +191,3 @@ func splitHostPort(hostport string, def int) (string, int, error) {
 	}
 	return host, port, nil
 }
-
-// proxyEnv are the variables that point a command's HTTP clients at the
-// proxy: the deviation from the spec's environment rows, and the only one.
-// no_proxy keeps loopback direct, so a command reaches its own servers
-// (and a granted host loopback port through the egress).
-func proxyEnv(addr string) []string {
-	u := "http://" + addr
-	return []string{
-		"http_proxy=" + u, "HTTP_PROXY=" + u, "https_proxy=" + u, "HTTPS_PROXY=" + u, "ALL_PROXY=" + u,
-		"no_proxy=localhost,127.0.0.1,::1", "NO_PROXY=localhost,127.0.0.1,::1",
-	}
-}

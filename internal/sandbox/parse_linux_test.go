@@ -51,33 +51,6 @@ func FuzzParseProcCgroup(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { _ = parseProcCgroup(s) })
 }
 
-func TestSeccompFilterAssembles(t *testing.T) {
-	for _, unixOK := range []bool{false, true} {
-		ins, err := seccompFilter(unixOK)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ins) < len(deniedSyscalls)+8 || len(ins) > 255 {
-			t.Fatalf("filter length %d", len(ins))
-		}
-	}
-}
-
-func TestLandlockRights(t *testing.T) {
-	if llRights(grantRW, 7)&llExecute != 0 {
-		t.Fatal("rw must not grant execute")
-	}
-	if llRights(grantExecRead, 7)&llReadDir != 0 {
-		t.Fatal("list_dir: false must not grant directory listing")
-	}
-	if llRights(grantReadExec, 7)&llReadDir == 0 {
-		t.Fatal("list_dir: true must grant directory listing")
-	}
-	if llHandled(1)&(llRefer|llTruncate) != 0 || llHandled(3)&llTruncate == 0 {
-		t.Fatal("handled rights must follow the ABI")
-	}
-}
-
 func TestProbeCgroupsPlacesScope(t *testing.T) {
 	mk := func(t *testing.T, files map[string]string) string {
 		root := t.TempDir()

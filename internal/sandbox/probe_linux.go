@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/murmur/mur/internal/sandbox/helper"
 )
 
 // Probe finds what this host can enforce. It creates nothing.
@@ -251,20 +253,4 @@ func ownCgroups() map[string]string {
 }
 
 // parseProcCgroup reads a /proc/<pid>/cgroup file.
-func parseProcCgroup(text string) map[string]string {
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[1] == "" {
-			out[""] = parts[2]
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			out[c] = parts[2]
-		}
-	}
-	return out
-}
+func parseProcCgroup(text string) map[string]string { return helper.ParseProcCgroup(text) }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/sandbox/helper"
 )
 
 // sizeCheckInterval is how often the workdir ceiling is checked.
@@ -505,9 +506,9 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		args = []string{cmd.Path}
 	}
 	spec := initSpec{
-		Path: path, Args: args, NetnsFD: -1,
+		V: helper.Protocol, Path: path, Args: args, NetnsFD: -1,
 		Rlimits: s.rlimits(), MntnsFD: -1, IpcnsFD: -1, PidnsFD: -1,
-		Seccomp: s.host.Seccomp && auditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
+		Seccomp: s.host.Seccomp && helper.AuditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
 	}
 	if s.host.LandlockABI >= minLandlockABI {
 		spec.LandlockABI = s.host.LandlockABI
@@ -558,8 +559,8 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("sandbox spec: %w", err)
 	}
-	cmd.Path = "/proc/self/exe"
-	cmd.Args = []string{initArg0, string(raw)}
+	cmd.Path = helperPath()
+	cmd.Args = []string{helper.InitArg0, string(raw)}
 	return nil
 }
 

@@ -22,6 +22,11 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main()
+	// make test-escape runs the suite on the helper mur installs
+	// (bin/mur-sandbox); without it the test binary is its own helper.
+	if h := os.Getenv("MUR_TEST_SANDBOX_HELPER"); h != "" {
+		sandbox.SetHelper(h)
+	}
 	if name := os.Getenv("ESCAPE_PROBE"); name != "" {
 		os.Exit(runProbe(name))
 	}

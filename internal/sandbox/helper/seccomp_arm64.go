@@ -1,10 +1,10 @@
 //go:build linux
 
-package sandbox
+package helper
 
 import "golang.org/x/sys/unix"
 
-const auditArch = unix.AUDIT_ARCH_AARCH64
+const AuditArch = unix.AUDIT_ARCH_AARCH64
 
 const x32Bit = 0
 

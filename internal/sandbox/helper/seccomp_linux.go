@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -119,19 +119,19 @@ const (
 	bpfRetK   = unix.BPF_RET | unix.BPF_K
 )
 
-// seccompFilter builds the filter: a foreign syscall ABI kills the process,
+// SeccompFilter builds the filter: a foreign syscall ABI kills the process,
 // deniedSyscalls fail EPERM, socket families other than IPv4/IPv6 (and
 // AF_UNIX when unixSockets) fail EACCES, clone with namespace flags fails
 // EPERM, execveat fails ENOSYS, deniedIoctls fail EPERM, and
 // selfOnlySyscalls, setpriority and ioprio_set aimed at any process but the
 // caller fail EPERM.
-func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
-	if auditArch == 0 {
+func SeccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
+	if AuditArch == 0 {
 		return nil, fmt.Errorf("seccomp: no filter for this architecture")
 	}
 	b := &bpfProg{jumps: map[int][2]string{}, labels: map[string]int{}}
 	b.stmt(bpfLdAbsW, offArch)
-	b.jump(bpfJeqK, auditArch, "native", "")
+	b.jump(bpfJeqK, AuditArch, "native", "")
 	b.stmt(bpfRetK, unix.SECCOMP_RET_KILL_PROCESS)
 	b.label("native")
 	b.stmt(bpfLdAbsW, offNr)
@@ -210,7 +210,7 @@ func seccompFilter(unixSockets bool) ([]unix.SockFilter, error) {
 // seccompInstall loads the filter on the calling thread, which must already
 // have no_new_privs set.
 func seccompInstall(unixSockets bool) error {
-	ins, err := seccompFilter(unixSockets)
+	ins, err := SeccompFilter(unixSockets)
 	if err != nil {
 		return err
 	}

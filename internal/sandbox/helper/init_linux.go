@@ -1,7 +1,6 @@
-package sandbox
+package helper
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,14 +15,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// initArg0 is the argv[0] Session.Prepare gives the re-executed init; the
+// InitArg0 is the argv[0] Session.Prepare gives the re-executed init; the
 // spec travels as argv[1]. Carrying it in argv rather than the environment
 // means a caller that sets cmd.Env after Prepare cannot silently unsandbox
 // the command, and the target never sees it.
-const initArg0 = "mur-sandbox-init"
+const InitArg0 = "mur-sandbox-init"
 
-// initSpec is everything the re-executed init applies before execve.
-type initSpec struct {
+// InitSpec is everything the re-executed init applies before execve.
+type InitSpec struct {
+	// V is Protocol: a helper from another build refuses the spec.
+	V    int      `json:"v"`
 	Path string   `json:"path"`
 	Args []string `json:"args"`
 
@@ -33,8 +34,8 @@ type initSpec struct {
 	// CgroupJoin are the cgroup v1 directories to be in (v2 membership is
 	// set at clone time); a command started by Session.Start is born in
 	// them and joins nothing.
-	CgroupJoin []cgroupJoin `json:"cgroup_join,omitempty"`
-	Rlimits    []rlimit     `json:"rlimits,omitempty"`
+	CgroupJoin []CgroupJoin `json:"cgroup_join,omitempty"`
+	Rlimits    []Rlimit     `json:"rlimits,omitempty"`
 
 	// MntnsFD is the inherited descriptor of the session's mount namespace
 	// (see holder_linux.go), or -1.
@@ -51,29 +52,29 @@ type initSpec struct {
 	MaxFD int `json:"max_fd"`
 
 	LandlockABI int            `json:"landlock_abi"`
-	Landlock    []landlockRule `json:"landlock,omitempty"`
+	Landlock    []LandlockRule `json:"landlock,omitempty"`
 	Seccomp     bool           `json:"seccomp"`
 	UnixSockets bool           `json:"unix_sockets"`
-	// Proxy is the HTTP proxy's address; proxyEnv's variables are added
+	// Proxy is the HTTP proxy's address; ProxyEnv's variables are added
 	// to the target's environment.
 	Proxy string `json:"proxy,omitempty"`
 }
 
-type cgroupJoin struct {
+type CgroupJoin struct {
 	Controller string `json:"controller"` // v1 name, as in /proc/self/cgroup
 	Path       string `json:"path"`       // within the hierarchy
 	Procs      string `json:"procs"`      // the cgroup.procs file
 }
 
-type rlimit struct {
+type Rlimit struct {
 	Resource int    `json:"resource"`
 	Cur      uint64 `json:"cur"`
 	Max      uint64 `json:"max"`
 }
 
-// bind is one bind mount: Src onto Dst (Dst is inside the composed root
+// Bind is one bind mount: Src onto Dst (Dst is inside the composed root
 // when sealed, else Src itself).
-type bind struct {
+type Bind struct {
 	Src string `json:"src"`
 	// Dst is where Src appears, when not at its own path (the session's tmp
 	// folder at /tmp).
@@ -82,11 +83,12 @@ type bind struct {
 	NoExec bool   `json:"noexec,omitempty"`
 }
 
-type mountSpec struct {
+type MountSpec struct {
+	V int `json:"v"` // Protocol
 	// Root, when set, is an empty host directory the composed root is
 	// built on (sealed).
 	Root     string      `json:"root,omitempty"`
-	Binds    []bind      `json:"binds"`
+	Binds    []Bind      `json:"binds"`
 	Symlinks [][2]string `json:"symlinks,omitempty"` // {target, link}
 	// Proc mounts a new procfs instance at /proc that hides processes the
 	// command cannot ptrace.
@@ -99,21 +101,21 @@ type mountSpec struct {
 // init it never returns: it execs the target or exits 126 (127 when the
 // target does not exist).
 func Main() {
-	if len(os.Args) == 2 && os.Args[0] == watchArg0 {
+	if len(os.Args) == 2 && os.Args[0] == WatchArg0 {
 		os.Exit(runWatcher(os.Args[1]))
 	}
-	if len(os.Args) == 2 && os.Args[0] == holderArg0 {
+	if len(os.Args) == 2 && os.Args[0] == HolderArg0 {
 		os.Exit(runHolder(os.Args[1]))
 	}
-	if len(os.Args) != 2 || os.Args[0] != initArg0 {
+	if len(os.Args) != 2 || os.Args[0] != InitArg0 {
 		return
 	}
 	// Every per-thread attribute the target inherits (network namespace,
 	// Landlock domain, seccomp filter, capabilities) is set on this thread,
 	// which then calls execve.
 	runtime.LockOSThread()
-	var spec initSpec
-	err := json.Unmarshal([]byte(os.Args[1]), &spec)
+	var spec InitSpec
+	err := decode(os.Args[1], &spec, &spec.V)
 	if err == nil {
 		err = runInit(&spec)
 	}
@@ -124,7 +126,7 @@ func Main() {
 	os.Exit(126)
 }
 
-func runInit(s *initSpec) error {
+func runInit(s *InitSpec) error {
 	if s.PidnsFD >= 0 {
 		in, err := inPidns(s.PidnsFD)
 		if err != nil {
@@ -151,7 +153,7 @@ func runInit(s *initSpec) error {
 		if err != nil {
 			return fmt.Errorf("join cgroup: %w", err)
 		}
-		cur := parseProcCgroup(string(b))
+		cur := ParseProcCgroup(string(b))
 		pid := []byte(strconv.Itoa(os.Getpid()))
 		for _, j := range s.CgroupJoin {
 			if cur[j.Controller] == j.Path {
@@ -211,7 +213,7 @@ func runInit(s *initSpec) error {
 	// the proxy variables: nothing else.
 	env := os.Environ()
 	if s.Proxy != "" {
-		env = append(env, proxyEnv(s.Proxy)...)
+		env = append(env, ProxyEnv(s.Proxy)...)
 	}
 	if err := unix.Exec(s.Path, s.Args, env); err != nil {
 		return fmt.Errorf("exec %q: %w", s.Path, err)
@@ -247,7 +249,7 @@ func dropCapabilities() error {
 
 // applyMounts makes every mount change private to this namespace, then
 // binds each path (read-only, noexec) in place, or onto a composed root.
-func applyMounts(m *mountSpec) error {
+func applyMounts(m *MountSpec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
@@ -374,7 +376,7 @@ func inPidns(fd int) (bool, error) {
 // command's parent, in the same session and process group, so a kill of
 // the group reaches both; the signals it could catch it ignores, leaving
 // the child to answer them and this process to report how it ended.
-func enterPidns(s *initSpec) error {
+func enterPidns(s *InitSpec) error {
 	if err := unix.Setns(s.PidnsFD, unix.CLONE_NEWPID); err != nil {
 		return fmt.Errorf("join PID namespace: %w", err)
 	}

@@ -1,10 +1,10 @@
 //go:build linux
 
-package sandbox
+package helper
 
 import "golang.org/x/sys/unix"
 
-const auditArch = unix.AUDIT_ARCH_X86_64
+const AuditArch = unix.AUDIT_ARCH_X86_64
 
 // x32Bit marks x32 ABI syscall numbers, which reach the same kernel entry
 // points under other numbers; every one is refused.

@@ -1,10 +1,10 @@
 //go:build linux && !amd64 && !arm64
 
-package sandbox
+package helper
 
 // No filter is built for other architectures; Probe reports seccomp as
 // unavailable there.
-const auditArch = 0
+const AuditArch = 0
 
 const x32Bit = 0
 

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -41,12 +41,12 @@ const (
 
 // Grant kinds as carried in the init spec.
 const (
-	grantRead     = "r"   // read files, list directories
-	grantReadExec = "rx"  // and execute
-	grantExecRead = "x"   // execute and read by exact name, no listing
-	grantRW       = "rw"  // everything but execute
-	grantRWX      = "rwx" // everything
-	grantDev      = "dev" // read, write and ioctl a device node
+	GrantRead     = "r"   // read files, list directories
+	GrantReadExec = "rx"  // and execute
+	GrantExecRead = "x"   // execute and read by exact name, no listing
+	GrantRW       = "rw"  // everything but execute
+	GrantRWX      = "rwx" // everything
+	GrantDev      = "dev" // read, write and ioctl a device node
 )
 
 // llHandled is every filesystem right this ABI knows; handling a right and
@@ -69,17 +69,17 @@ func llHandled(abi int) uint64 {
 func llRights(kind string, abi int) uint64 {
 	var r uint64
 	switch kind {
-	case grantRead:
+	case GrantRead:
 		r = llReadFile | llReadDir
-	case grantReadExec:
+	case GrantReadExec:
 		r = llReadFile | llReadDir | llExecute
-	case grantExecRead:
+	case GrantExecRead:
 		r = llReadFile | llExecute
-	case grantRW:
+	case GrantRW:
 		r = llHandled(abi) &^ llExecute
-	case grantRWX:
+	case GrantRWX:
 		r = llHandled(abi)
-	case grantDev:
+	case GrantDev:
 		r = llReadFile | llWriteFile | llTruncate | llIoctlDev
 	}
 	return r & llHandled(abi)
@@ -96,38 +96,57 @@ type llPathBeneath struct {
 	fd      int32
 }
 
-// landlockRule is one path grant.
-type landlockRule struct {
+// LandlockRule is one path grant.
+type LandlockRule struct {
 	Path string `json:"path"`
 	Kind string `json:"kind"`
 }
 
 // landlockRestrict confines the calling thread (and what it execs) to rules.
 // Missing paths are skipped: a grant on something absent grants nothing.
-func landlockRestrict(abi int, rules []landlockRule) error {
+func landlockRestrict(abi int, rules []LandlockRule) error {
+	rfd, err := landlockRuleset(abi, rules)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rfd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
+		return fmt.Errorf("landlock restrict self: %w", errno)
+	}
+	return nil
+}
+
+// landlockRuleset builds the ruleset for rules and returns its descriptor.
+func landlockRuleset(abi int, rules []LandlockRule) (int, error) {
 	attr := llRulesetAttr{handledFS: llHandled(abi)}
 	size := unsafe.Sizeof(attr.handledFS)
-	if abi >= landlockScopeABI {
+	if abi >= LandlockScopeABI {
 		attr.scoped = llScopeAbstractUnix | llScopeSignal
 		size = unsafe.Sizeof(attr)
 	}
 	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock create ruleset: %w", errno)
+		return -1, fmt.Errorf("landlock create ruleset: %w", errno)
 	}
-	defer unix.Close(int(rfd))
+	fail := func(err error) (int, error) {
+		unix.Close(int(rfd))
+		return -1, err
+	}
 	for _, r := range rules {
 		fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if err == unix.ENOENT || err == unix.ENOTDIR {
 				continue
 			}
-			return fmt.Errorf("landlock rule %q: %w", r.Path, err)
+			return fail(fmt.Errorf("landlock rule %q: %w", r.Path, err))
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return fmt.Errorf("landlock rule %q: %w", r.Path, err)
+			return fail(fmt.Errorf("landlock rule %q: %w", r.Path, err))
 		}
 		pb := llPathBeneath{allowed: llRights(r.Kind, abi), fd: int32(fd)}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -138,14 +157,8 @@ func landlockRestrict(abi int, rules []landlockRule) error {
 		}
 		unix.Close(fd)
 		if errno != 0 {
-			return fmt.Errorf("landlock rule %q: %w", r.Path, errno)
+			return fail(fmt.Errorf("landlock rule %q: %w", r.Path, errno))
 		}
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, rfd, 0, 0); errno != 0 {
-		return fmt.Errorf("landlock restrict self: %w", errno)
-	}
-	return nil
+	return int(rfd), nil
 }
