@@ -84,6 +84,23 @@ func NewInventory(tools []Tool) (*Inventory, error) {
 // Defs returns the tool definitions in offer order.
 func (inv *Inventory) Defs() []ToolDef { return inv.defs }
 
+// Redescribe replaces the description, and the input schema when schema
+// is not empty, that the model is offered for the tool named name (an
+// on-stage hook's write-manifests); false when there is none. It is called
+// before the loop offers anything.
+func (inv *Inventory) Redescribe(name, description string, schema json.RawMessage) bool {
+	for i := range inv.defs {
+		if inv.defs[i].Name == name {
+			inv.defs[i].Description = description
+			if len(schema) > 0 {
+				inv.defs[i].InputSchema = schema
+			}
+			return true
+		}
+	}
+	return false
+}
+
 // Lookup returns the tool named name.
 func (inv *Inventory) Lookup(name string) (Tool, bool) {
 	t, ok := inv.byName[name]

@@ -1,10 +1,14 @@
 package capsule_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/murmur/mur/internal/providertest"
 )
 
 // TestHookConversationRead: a hook granted conversation.read reads the
@@ -100,5 +104,61 @@ func TestHookState(t *testing.T) {
 	}
 	if n := strings.Count(r.hookLog("notes"), " error: "); n != 0 {
 		t.Errorf("the granted hook failed:\n%s", r.hookLog("notes"))
+	}
+}
+
+// TestHookWriteManifests: an on-stage hook with commit_policy
+// write-manifests describes a shell binary: its manifest replaces the
+// synthetic tools/sh/murmur.yaml and its description is what the model
+// is offered for sh; a manifest for a binary outside
+// capabilities.shell.allow is refused (the hook's log says why, the trace
+// records it) and nothing is written for it. Before, the hook refused the
+// launch with E-RUN-900.
+func TestHookWriteManifests(t *testing.T) {
+	good := "name: sh\nversion: \"1.0.0\"\nruntime: tool\ndescription: Run one sh line of the release checklist (stage hook).\n" +
+		"input_schema:\n  type: object\n  properties:\n    command: {type: string, description: the checklist line}\n  required: [command]\n"
+	bad := "name: curl\nversion: \"1.0.0\"\nruntime: tool\ndescription: fetch\n"
+	cfg, err := json.Marshal(map[string]any{"manifests": []map[string]string{{"binary_name": "sh", "content": good}, {"binary_name": "curl", "content": bad}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runHooks(t, []hookDecl{{name: "stagew", contract: "binding: on-stage\ncommit_policy: write-manifests\n", entry: config(string(cfg))}}, "",
+		providertest.Step{Text: "Done.", InputTokens: 10, OutputTokens: 3})
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	runtime := r.lines[0]["runtime_dir"].(string)
+	if b, err := os.ReadFile(filepath.Join(runtime, "tools", "sh", "murmur.yaml")); err != nil || string(b) != good {
+		t.Fatalf("tools/sh/murmur.yaml = %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(runtime, "tools", "curl")); err == nil {
+		t.Fatal("a manifest for a binary outside shell.allow was written")
+	}
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(r.reqs[0].Raw, &req); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range req.Tools {
+		if tl.Function.Name == "sh" {
+			found = tl.Function.Description == "Run one sh line of the release checklist (stage hook)."
+		}
+	}
+	if !found {
+		t.Fatalf("the model was not offered the hook's description of sh: %s", r.reqs[0].Raw)
+	}
+	recs := r.of("hook_manifest")
+	if len(recs) != 2 || recs[0]["binary"] != "sh" || recs[0]["path"] == nil || recs[1]["binary"] != "curl" || !strings.Contains(fmt.Sprint(recs[1]["refused"]), "not in capabilities.shell.allow") {
+		t.Fatalf("hook_manifest records = %v", recs)
+	}
+	if log := r.hookLog("stagew"); !strings.Contains(log, `the manifest for "curl" was not written`) {
+		t.Errorf("hook log = %s", log)
 	}
 }

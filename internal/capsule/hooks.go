@@ -37,7 +37,6 @@ type hookEntry struct {
 // yet: their hooks refuse the launch (E-RUN-900) instead of running with
 // their output dropped.
 var unsupportedPolicies = map[string]string{
-	hooks.PolicyWriteManifests: "writing tool manifests from on-stage",
 	hooks.PolicyReplaceContext: "context compaction",
 	hooks.PolicySeedContext:    "context seeding",
 }
@@ -136,6 +135,9 @@ type sessionHooks struct {
 	shellCalls uint32
 	task       *component.TaskText
 	pending    []pendingEvent
+	// staged is what on-stage's write-manifests did, recorded once the
+	// trace is open.
+	staged []map[string]any
 }
 
 // startHooks compiles and instantiates every hook under its grant, now
@@ -220,17 +222,21 @@ func (h *sessionHooks) Current(context.Context) (component.TaskText, error) {
 	return *h.task, nil
 }
 
-// stage dispatches on-stage with the capsule's shell allow-list.
-func (h *sessionHooks) stage(ctx context.Context) {
+// stage dispatches on-stage with the capsule's shell allow-list and
+// commits its write-manifests answers into runtimeDir and inv.
+func (h *sessionHooks) stage(ctx context.Context, runtimeDir string, inv *agent.Inventory) {
 	allow := []string{}
 	if caps := h.c.Capabilities; caps != nil && caps.Shell != nil {
 		allow = append(allow, caps.Shell.Allow...)
 	}
-	h.set.Dispatch(ctx, component.OnStage, component.StageEvent{ShellAllow: allow}, nil)
+	r := h.set.Dispatch(ctx, component.OnStage, component.StageEvent{ShellAllow: allow}, nil)
+	h.commitManifests(r, allow, runtimeDir, inv)
 }
 
-// sessionStart dispatches on-session-start.
+// sessionStart records what on-stage wrote and dispatches
+// on-session-start.
 func (h *sessionHooks) sessionStart(ctx context.Context, model string) {
+	h.manifestRecords()
 	caps := []string{}
 	if cp := h.c.Capabilities; cp != nil {
 		if cp.Network != nil && len(cp.Network.Allow) > 0 {

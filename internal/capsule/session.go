@@ -150,7 +150,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		}
 		if s.hooks != nil {
 			l.holder.set(s.hooks)
-			s.hooks.stage(sctx)
+			s.hooks.stage(sctx, dirs.Runtime(), plan.Tools)
 			s.events.Add(s.hooks)
 		}
 	}

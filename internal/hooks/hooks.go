@@ -390,14 +390,22 @@ func LogPath(logs, name string) string {
 	return filepath.Join(logs, "hook-"+strings.ReplaceAll(name, "/", "-")+".log")
 }
 
+// Logf appends one line to the log of the hook named name: a fault its
+// caller found in an answer the hook committed.
+func (s *Set) Logf(name, format string, args ...any) {
+	s.logName(name, fmt.Sprintf(format, args...))
+}
+
 // log appends one line to the hook's log.
-func (s *Set) log(h *Hook, line string) {
+func (s *Set) log(h *Hook, line string) { s.logName(h.Name, line) }
+
+func (s *Set) logName(name, line string) {
 	if s.logs == "" {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, err := os.OpenFile(LogPath(s.logs, h.Name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(LogPath(s.logs, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return
 	}

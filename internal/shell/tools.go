@@ -2,7 +2,9 @@ package shell
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +66,19 @@ func (s *Session) WriteManifests() error {
 		fmt.Fprintf(&b, "# Synthetic manifest for capabilities.shell.allow entry %q, written at session start.\n", t.Name)
 		fmt.Fprintf(&b, "name: %s\nversion: \"0.0.0\"\nruntime: tool\ndescription: %s\ninput_schema: %s\n",
 			yamlString(t.Name), yamlString(t.Description), yamlString(t.InputSchema))
-		if err := os.WriteFile(filepath.Join(dir, "murmur.yaml"), []byte(b.String()), 0o644); err != nil {
+		// O_EXCL: an on-stage hook's write-manifests may have put the
+		// binary's manifest there first, and it replaces this one.
+		f, err := os.OpenFile(filepath.Join(dir, "murmur.yaml"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil {
+			_, err = f.WriteString(b.String())
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("write the %q tool manifest: %w", t.Name, err)
 		}
 	}
