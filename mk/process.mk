@@ -13,3 +13,22 @@ test-process: guests
 	MUR_GUEST_OUT=$(GUEST_OUT) MUR_REQUIRE_GUESTS=1 $(GO) test -count=1 -timeout 10m -run 'Process' ./internal/component/
 
 CI_TARGETS += test-process
+
+# make test-process-cli   a capsule on each real harness CLI (Claude Code,
+#                         Codex; pinned in tools/harness-cli, installed by
+#                         scripts/setup.d/70-harness-cli.sh) through mur run,
+#                         murmur/driver-claude-code and murmur/driver-codex,
+#                         the sandbox and the loopback tool server, with the
+#                         model served by the provider double on loopback:
+#                         run_process_claude_code and run_process_codex.
+#                         Budget 5 min (about 40 s on an idle machine after
+#                         drivers and guests are built).
+.PHONY: test-process-cli
+
+tools/harness-cli/node_modules/.package-lock.json: tools/harness-cli/package-lock.json
+	cd tools/harness-cli && npm ci --no-audit --no-fund --loglevel=error
+
+test-process-cli: drivers guests tools/harness-cli/node_modules/.package-lock.json
+	MUR_HARNESS_CLI=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/run_process_(claude_code|codex)$$' ./cmd/mur/
+
+CI_TARGETS += test-process-cli

@@ -2,7 +2,7 @@
 // (transport: process): it runs the Codex CLI non-interactively (codex
 // exec --json, one JSON event per stdout line) and reads its events.
 // Codex's own AGENTS.md loading is off (project_doc_max_bytes=0) and the
-// composed prompt mur hands in replaces Codex's base instructions; its
+// composed prompt mur hands in replaces Codex's instructions; its
 // built-in tools (shell, exec, images, web search, goals, sub-agents) are
 // off, so the model has exactly the capsule's tools, reached through mur's
 // loopback tool server as the MCP server "murmur". The translation is
@@ -103,7 +103,7 @@ func (c *codex) Launch(r pd.LaunchRequest) (pd.LaunchPlan, error) {
 		args = append(args, "-m", *r.Model)
 	}
 	if r.SystemPrompt != nil {
-		args = append(args, "-c", "base_instructions="+toml(*r.SystemPrompt))
+		args = append(args, "-c", "instructions="+toml(*r.SystemPrompt))
 	}
 	if cfg.Effort != "" {
 		args = append(args, "-c", "model_reasoning_effort="+toml(cfg.Effort))

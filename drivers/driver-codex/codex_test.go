@@ -22,7 +22,7 @@ func TestLaunchNoAgentsMDNoBuiltinsProviderAndServer(t *testing.T) {
 	args := strings.Join(plan.Args, "\x00")
 	for _, want := range [][]string{
 		{"exec", "--json"}, {"-c", "project_doc_max_bytes=0"}, {"--disable", "shell_tool"}, {"--disable", "unified_exec"},
-		{"-m", "gpt-x"}, {"-c", `base_instructions="be \"brief\""`},
+		{"-m", "gpt-x"}, {"-c", `instructions="be \"brief\""`},
 		{"-c", `model_provider="murmur-base-url"`},
 		{"-c", `model_providers.murmur-base-url={name="murmur-base-url",base_url="http://127.0.0.1:9/v1",wire_api="responses"}`},
 		{"-c", `mcp_servers.murmur.url="http://127.0.0.1:5/mcp"`},
