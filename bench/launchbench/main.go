@@ -429,9 +429,8 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 		<-release
 	}
 	p.mu.Unlock()
-	for range n {
-		p.prov.Push(providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"a.txt","content":"hi"}`}}, InputTokens: 10, OutputTokens: 5})
-	}
+	// One answer per run: after the release the runs' requests reach the
+	// script in any order, so every step must suit any run.
 	for range n {
 		p.prov.Push(providertest.Step{Text: "done", InputTokens: 20, OutputTokens: 2})
 	}
@@ -451,6 +450,7 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 		}
 	}
 	cmds := make([]*exec.Cmd, n)
+	outs := make([]*strings.Builder, n)
 	for i := range cmds {
 		if i-waiting >= inFlight {
 			if err := awaitOne(); err != nil {
@@ -461,6 +461,8 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 		defer stop()
 		cmds[i] = exec.CommandContext(ctx, murBin, "run", "--task", "write a.txt")
 		cmds[i].Dir, cmds[i].Env = capDir, env
+		outs[i] = &strings.Builder{}
+		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
 		if err := cmds[i].Start(); err != nil {
 			return err
 		}
@@ -486,9 +488,9 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 		procs = append(procs, int64(len(tree)))
 	}
 	close(release)
-	for _, c := range cmds {
+	for i, c := range cmds {
 		if err := c.Wait(); err != nil {
-			return fmt.Errorf("fleet run: %w", err)
+			return fmt.Errorf("fleet run: %w\n%s", err, outs[i])
 		}
 	}
 	fmt.Printf("fleet: %d capsules waiting on the provider at once, %d–%d processes each (mur and its sandbox helpers)\n",
