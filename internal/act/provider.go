@@ -102,6 +102,7 @@ const (
 	KindSessionNotFound   = "std:session-not-found"
 	MetaSessionID         = "std:session-id"
 	MetaReadOnly          = "std:read-only"
+	MetaTimeoutMS         = "std:timeout-ms"
 	defaultMimeOctetBytes = "application/octet-stream"
 )
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
@@ -43,7 +44,7 @@ func kvInstance(t testing.TB, rt *component.Runtime, c *cm.Component) *component
 
 // kvComponent lists the fixture's tools on one instance and serves them
 // from another, as a capsule does.
-func kvComponent(t testing.TB, args map[string]any) (*Component, map[string]agent.Tool) {
+func kvComponent(t testing.TB, args map[string]any, opts ...func(*Options)) (*Component, map[string]agent.Tool) {
 	t.Helper()
 	rt, c := kvRuntime(t)
 	lister := kvInstance(t, rt, c)
@@ -54,13 +55,18 @@ func kvComponent(t testing.TB, args map[string]any) (*Component, map[string]agen
 	}
 	files := t.TempDir()
 	var made *component.Instance
-	comp, err := New(Options{Name: "test/kv", Info: Info{Name: "kv", Version: "1", DefaultLanguage: "en"}, Language: "fr", SessionArgs: args,
+	o := Options{Name: "test/kv", Info: Info{Name: "kv", Version: "1", DefaultLanguage: "en"}, Language: "fr", SessionArgs: args,
 		Files: func() string { return files },
 		Instance: func(ctx context.Context) (*component.Instance, error) {
 			inst, err := rt.Instantiate(ctx, c, component.Options{Name: "test/kv"})
 			made = inst
 			return inst, err
-		}}, defs)
+		},
+		Drop: func() { made.Close(); made = nil }}
+	for _, f := range opts {
+		f(&o)
+	}
+	comp, err := New(o, defs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +86,7 @@ func kvComponent(t testing.TB, args map[string]any) (*Component, map[string]agen
 
 func TestListTools(t *testing.T) {
 	_, tools := kvComponent(t, map[string]any{"namespace": "n"})
-	if len(tools) != 5 {
+	if len(tools) != 7 {
 		t.Fatalf("%d tools", len(tools))
 	}
 	echo := tools["echo"].Def()
@@ -273,5 +279,88 @@ func TestLocalizedResolve(t *testing.T) {
 		if got := l.Resolve(tt.lang, tt.def); got != tt.want {
 			t.Errorf("Resolve(%q,%q) = %q, want %q", tt.lang, tt.def, got, tt.want)
 		}
+	}
+}
+
+// TestToolTimeoutMS: a tool's own std:timeout-ms stops a call that runs
+// past it; the model reads std:timeout with the limit, and the session
+// the stopped guest held is recorded lost.
+func TestToolTimeoutMS(t *testing.T) {
+	comp, tools := kvComponent(t, map[string]any{"namespace": "n"})
+	if r := call(t, tools["session"], `{}`); r.Data != `"kv-1"` {
+		t.Fatalf("session: %+v", r)
+	}
+	start := time.Now()
+	r := call(t, tools["spin"], `{}`)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("spin ran %s", took)
+	}
+	if r.Status != agent.StatusFailed || r.Summary != KindTimeout || !strings.HasPrefix(r.Data, "std:timeout: the call ran past the tool's std:timeout-ms (50ms) and was stopped\nThe tool ran out of time") {
+		t.Fatalf("spin: %+v", r)
+	}
+	// The stopped guest cannot be entered again: the next call runs on a
+	// fresh instance, in a new session.
+	if r := call(t, tools["stats"], `{}`); r.Status != agent.StatusPassed || r.Data != "opened=1 closed=0" {
+		t.Fatalf("the call after the stop: %+v", r)
+	}
+	if got := comp.Log(); len(got) != 3 || !strings.HasPrefix(got[1], "session kv-1 lost: ") || got[2] != "session kv-1 opened" {
+		t.Fatalf("log %q", got)
+	}
+}
+
+// TestToolTimeoutMSMalformed: a std:timeout-ms that is not an unsigned
+// integer refuses the component's tools.
+func TestToolTimeoutMSMalformed(t *testing.T) {
+	for name, v := range map[string][]byte{"text": {0x62, 0x35, 0x30}, "zero": {0x00}, "negative": {0x20}} {
+		_, err := New(Options{Name: "test/kv"}, []ToolDefinition{{Name: "spin", ParametersSchema: `{}`, Metadata: Metadata{{Key: MetaTimeoutMS, Value: v}}}})
+		if !errors.Is(err, ErrComponent) || !strings.Contains(err.Error(), "std:timeout-ms must be a CBOR unsigned integer") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestSessionCredential: a session arg written as a credential reference
+// reaches open-session as the credential's value (ACT-AUTH's session
+// args), resolved again at each open so a rotated key reaches the next
+// session; the log keeps no value, and one that resolves nowhere fails
+// the call without opening a session.
+func TestSessionCredential(t *testing.T) {
+	key := "s3cret-1"
+	secret := func(o *Options) {
+		o.Secret = func(name string) (string, error) {
+			if name != "KV_TOKEN" {
+				return "", errors.New("credentials." + name + " is not set")
+			}
+			return key, nil
+		}
+	}
+	comp, tools := kvComponent(t, map[string]any{"namespace": "n", "std:bearer-token": "${KV_TOKEN}"}, secret)
+	if r := call(t, tools["args"], `{}`); r.Data != `"s3cret-1"` {
+		t.Fatalf("open-session's last arg: %+v", r)
+	}
+	key = "s3cret-2"
+	comp.mu.Lock()
+	comp.closeSession()
+	comp.mu.Unlock()
+	if r := call(t, tools["args"], `{}`); r.Data != `"s3cret-2"` {
+		t.Fatalf("after rotation: %+v", r)
+	}
+	if log := strings.Join(comp.Log(), "|"); strings.Contains(log, "s3cret") {
+		t.Fatalf("the log holds the value: %s", log)
+	}
+
+	comp, tools = kvComponent(t, map[string]any{"namespace": "n", "std:bearer-token": "${NOPE}"}, secret)
+	r := call(t, tools["args"], `{}`)
+	if r.Status != agent.StatusFailed || !strings.Contains(r.Data, `std:capability-denied: the session arg "std:bearer-token" of artifacts[test/kv].config names the credential ${NOPE}, which does not resolve: credentials.NOPE is not set`) {
+		t.Fatalf("unresolved: %+v", r)
+	}
+	if len(comp.Log()) != 0 {
+		t.Fatalf("a session was opened: %q", comp.Log())
+	}
+
+	// Without a resolver the reference is handed over as text.
+	_, tools = kvComponent(t, map[string]any{"namespace": "n", "std:bearer-token": "${KV_TOKEN}"})
+	if r := call(t, tools["args"], `{}`); r.Data != `"${KV_TOKEN}"` {
+		t.Fatalf("no resolver: %+v", r)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/wasm/cm"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -35,12 +37,22 @@ type Options struct {
 	// grants, made on the first call (the capsule's lazy component); its
 	// caller owns it and drops it after Close.
 	Instance func(ctx context.Context) (*component.Instance, error)
+	// Drop, when set, drops the instance a stopped call left unusable (a
+	// guest stopped mid-call cannot be entered again), so that the next
+	// Instance call makes a fresh one.
+	Drop func()
 	// Language is the capsule's language (BCP 47), for localized texts.
 	Language string
 	// SessionArgs are the open-session args, from the artifact entry's
 	// config: each top-level key becomes one metadata entry whose value is
 	// the key's JSON value in deterministic CBOR.
 	SessionArgs map[string]any
+	// Secret resolves a top-level SessionArgs value written as a
+	// credential reference ${NAME} (ACT-AUTH puts a component's
+	// credentials in its session args), as a gateway key resolves; it is
+	// called at each open-session, so a rotated key reaches the next
+	// session. nil hands the reference over as text.
+	Secret func(name string) (string, error)
 	// Files returns the folder where content parts the model cannot read
 	// as text are written (the session's records); it is called at the
 	// first such part.
@@ -57,6 +69,8 @@ type Component struct {
 	o     Options
 	defs  []ToolDefinition
 	check map[string]*jsonschema.Schema
+	// timeout is each tool's own std:timeout-ms, when it declares one.
+	timeout map[string]time.Duration
 
 	mu      sync.Mutex
 	inst    *component.Instance
@@ -87,7 +101,7 @@ func New(o Options, defs []ToolDefinition) (*Component, error) {
 	if o.CloseTimeout == 0 {
 		o.CloseTimeout = 5 * time.Second
 	}
-	c := &Component{o: o, defs: defs, check: map[string]*jsonschema.Schema{}}
+	c := &Component{o: o, defs: defs, check: map[string]*jsonschema.Schema{}, timeout: map[string]time.Duration{}}
 	for _, d := range defs {
 		if d.Name == "" {
 			return nil, fmt.Errorf("%w: component %q lists a tool with no name", ErrComponent, o.Name)
@@ -100,9 +114,20 @@ func New(o Options, defs []ToolDefinition) (*Component, error) {
 			return nil, fmt.Errorf("%w: component %q tool %q parameters-schema: %w", ErrSchema, o.Name, d.Name, err)
 		}
 		c.check[d.Name] = s
+		if raw, ok := d.Metadata.Get(MetaTimeoutMS); ok {
+			var ms uint64
+			if err := decMode.Unmarshal(raw, &ms); err != nil || ms == 0 || ms > uint64(maxTimeout/time.Millisecond) {
+				return nil, fmt.Errorf("%w: component %q tool %q: %s must be a CBOR unsigned integer of milliseconds, 1 to %d", ErrComponent, o.Name, d.Name, MetaTimeoutMS, uint64(maxTimeout/time.Millisecond))
+			}
+			c.timeout[d.Name] = time.Duration(ms) * time.Millisecond
+		}
 	}
 	return c, nil
 }
+
+// maxTimeout bounds std:timeout-ms so the duration cannot overflow; no
+// call outlives capabilities.limits.deadline_seconds anyway.
+const maxTimeout = 365 * 24 * time.Hour
 
 // compileSchema compiles one JSON Schema document. Nothing is fetched: a
 // $ref outside the document fails.
@@ -173,8 +198,22 @@ func (t *tool) Call(ctx context.Context, input json.RawMessage) (agent.Result, e
 	if err != nil {
 		return refusal(KindInvalidArgs, err.Error()), nil
 	}
+	parent := ctx
+	limit, own := t.c.timeout[t.def.Name]
+	if own {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
 	events, err := t.c.call(ctx, t.def.Name, args)
 	if err != nil {
+		// The tool's own std:timeout-ms ended the call (not the task's
+		// context, nor capabilities.limits.deadline_seconds, which is
+		// reported as any WASM tool's): the model reads std:timeout.
+		if own && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && (errors.Is(err, cm.ErrDeadline) || errors.Is(err, context.DeadlineExceeded)) {
+			t.c.lost(err)
+			return refusal(KindTimeout, fmt.Sprintf("the call ran past the tool's %s (%s) and was stopped", MetaTimeoutMS, limit)), nil
+		}
 		return agent.Result{}, err
 	}
 	res, err := t.c.route(t.def.Name, events)
@@ -261,6 +300,25 @@ func (c *Component) call(ctx context.Context, name string, args []byte) ([]Event
 	return events, nil
 }
 
+// lost forgets the instance and session a stopped call left behind: a
+// guest stopped mid-call cannot be entered again, so its session can be
+// neither used nor closed (the log says so), and the next call starts on
+// a fresh instance with a new session.
+func (c *Component) lost(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != nil {
+		// One line: a trap's message carries its wasm backtrace after it.
+		msg, _, _ := strings.Cut(cause.Error(), "\n")
+		c.log = append(c.log, "session "+c.session.ID+" lost: "+msg)
+		c.session = nil
+	}
+	c.inst, c.prov = nil, nil
+	if c.o.Drop != nil {
+		c.o.Drop()
+	}
+}
+
 func (c *Component) ready(ctx context.Context) error {
 	if c.prov != nil {
 		return nil
@@ -284,7 +342,11 @@ func (c *Component) open(ctx context.Context) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	argsJSON, err := json.Marshal(orEmpty(c.o.SessionArgs))
+	cfg, secrets, err := c.resolveSecrets()
+	if err != nil {
+		return Session{}, err
+	}
+	argsJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return Session{}, err
 	}
@@ -300,27 +362,69 @@ func (c *Component) open(ctx context.Context) (Session, error) {
 			if errors.As(err, &ve) {
 				msg = oneLine(ve)
 			}
+			msg = secrets.Replace(msg)
 			return Session{}, &Error{Kind: KindInvalidArgs, Message: Localized{Plain: fmt.Sprintf("the session args from artifacts[%s].config do not match the component's open-session schema: %s", c.o.Name, msg)}}
 		}
 	}
-	args, err := sessionArgs(c.o.SessionArgs)
+	args, err := sessionArgs(cfg)
 	if err != nil {
 		return Session{}, err
 	}
 	s, err := c.prov.OpenSession(ctx, args, nil)
 	if err != nil {
-		c.log = append(c.log, "open-session failed: "+err.Error())
+		// The component's own message may quote what it was handed.
+		var e *Error
+		if errors.As(err, &e) {
+			e.Message = redact(e.Message, secrets)
+		} else {
+			err = errors.New(secrets.Replace(err.Error()))
+		}
+		c.log = append(c.log, "open-session failed: "+secrets.Replace(err.Error()))
 		return Session{}, err
 	}
 	c.log = append(c.log, "session "+s.ID+" opened")
 	return s, nil
 }
 
-func orEmpty(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
+// credRef matches a credential reference, ${NAME}: the form
+// gateway.api_key takes (manifest.CredentialRef).
+var credRef = regexp.MustCompile(`^\$\{([A-Z_][A-Z0-9_]*)\}$`)
+
+// resolveSecrets returns the session args with each top-level ${NAME}
+// value replaced by its credential, and a replacer that puts the
+// reference back wherever a value could be echoed (a schema message, the
+// component's own error, the log).
+func (c *Component) resolveSecrets() (map[string]any, *strings.Replacer, error) {
+	cfg := make(map[string]any, len(c.o.SessionArgs))
+	var pairs []string
+	for k, v := range c.o.SessionArgs {
+		cfg[k] = v
+		s, ok := v.(string)
+		if !ok || c.o.Secret == nil {
+			continue
+		}
+		m := credRef.FindStringSubmatch(s)
+		if m == nil {
+			continue
+		}
+		val, err := c.o.Secret(m[1])
+		if err != nil {
+			return nil, nil, &Error{Kind: KindCapabilityDenied, Message: Localized{Plain: fmt.Sprintf("the session arg %q of artifacts[%s].config names the credential %s, which does not resolve: %v", k, c.o.Name, s, err)}}
+		}
+		cfg[k] = val
+		if val != "" {
+			pairs = append(pairs, val, s)
+		}
 	}
-	return m
+	return cfg, strings.NewReplacer(pairs...), nil
+}
+
+func redact(l Localized, r *strings.Replacer) Localized {
+	out := Localized{Plain: r.Replace(l.Plain)}
+	for _, t := range l.Tags {
+		out.Tags = append(out.Tags, [2]string{t[0], r.Replace(t[1])})
+	}
+	return out
 }
 
 // sessionArgs turns the config object into open-session metadata, keys

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/murmur/mur/internal/act"
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/config"
+	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/manifest"
 )
 
@@ -22,11 +25,7 @@ import (
 // exist); calls run on lc's instance, under the artifact's grant like
 // every WASM tool, and go through the loop's one dispatch path.
 func (l *launcher) actTools(e manifest.ArtifactRef, lc *lazyComponent) (tools []agent.Tool, ok bool, err error) {
-	wasm, err := os.ReadFile(lc.wasm)
-	if err != nil {
-		return nil, false, fmt.Errorf("artifact %q: %w", e.Name, err)
-	}
-	info, err := act.ReadSection(wasm)
+	info, err := readACTSection(lc.wasm)
 	switch {
 	case errors.Is(err, act.ErrNoSection):
 		return nil, false, nil
@@ -57,8 +56,12 @@ func (l *launcher) actTools(e manifest.ArtifactRef, lc *lazyComponent) (tools []
 			}
 		}
 	}
-	comp, err := act.New(act.Options{Name: e.Name, Info: info, SessionArgs: args,
-		Instance: lc.instance,
+	secret, err := l.actSecrets(e, args)
+	if err != nil {
+		return nil, false, err
+	}
+	comp, err := act.New(act.Options{Name: e.Name, Info: info, SessionArgs: args, Secret: secret,
+		Instance: lc.instance, Drop: lc.drop,
 		Files: func() string {
 			l.dirs.mu.Lock()
 			defer l.dirs.mu.Unlock()
@@ -110,4 +113,66 @@ func (l *lazyComponent) instance(ctx context.Context) (*component.Instance, erro
 	}
 	l.inst.SetHost(l.host())
 	return l.inst, nil
+}
+
+// drop closes an instance a stopped call left unusable, so the next
+// instance call makes a fresh one (compiled again, from the cache).
+func (l *lazyComponent) drop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inst != nil {
+		l.inst.Close()
+	}
+	l.inst, l.err, l.ready, l.compiled = nil, nil, false, nil
+}
+
+// actSecrets resolves the credential references among an ACT entry's
+// config values (ACT-AUTH hands a component its credentials as session
+// args) the way a gateway key resolves: credentials.NAME in
+// ~/.murmur/config.yaml, re-read at each open-session, then the
+// environment. A reference found in neither refuses the launch with
+// E-MAN-003 naming the field and both places.
+func (l *launcher) actSecrets(e manifest.ArtifactRef, args map[string]any) (func(string) (string, error), error) {
+	creds, err := config.GlobalCredentials()
+	if err != nil {
+		return nil, err
+	}
+	resolve := func(name string) (string, error) {
+		v, ok, err := creds.Credential(name)
+		if err != nil {
+			return "", fmt.Errorf("reading credentials.%s: %w", name, err)
+		}
+		if ok && v != "" {
+			return v, nil
+		}
+		if v := osGetenv(name); v != "" {
+			return v, nil
+		}
+		return "", errors.New(manifest.UnsetKeyMessage(e.Name, name))
+	}
+	idx := 0
+	for i, a := range l.c.Artifacts {
+		if a.Name == e.Name {
+			idx = i
+		}
+	}
+	var ds diag.List
+	for k, v := range args {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		name, ok := manifest.CredentialRef(s)
+		if !ok {
+			continue
+		}
+		if _, err := resolve(name); err != nil {
+			field := fmt.Sprintf("artifacts[%d].config.%s", idx, k)
+			ds = append(ds, diag.New(diag.ManInvalid, l.c.Pos(field), field, err.Error()+"; the ACT component takes it as the session arg "+strconv.Quote(k)))
+		}
+	}
+	if len(ds) > 0 {
+		return nil, refusal(ds)
+	}
+	return resolve, nil
 }

@@ -276,3 +276,89 @@ func TestPolicyHookDeniesACTCall(t *testing.T) {
 		})
 	}
 }
+
+// TestACTTimeoutMSThroughRun: a tool's std:timeout-ms stops its call in
+// a capsule too; the model reads std:timeout, and the next call of the
+// component runs on a fresh instance with a new session (the stopped
+// guest cannot be entered again), each recorded in the session log.
+func TestACTTimeoutMSThroughRun(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publishACT(t, root)
+	prov := providertest.Start(t,
+		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "spin", Input: `{}`}}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Calls: []providertest.Call{{ID: "c2", Name: "stats", Input: `{}`}}, InputTokens: 20, OutputTokens: 5},
+		providertest.Step{Text: "Done.", InputTokens: 30, OutputTokens: 3},
+	)
+	manifestPath := installManifest(t, root, actManifest, prov.URL)
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "spin"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	reqs := prov.Requests()
+	if raw := string(reqs[1].Raw); !strings.Contains(raw, "std:timeout: the call ran past the tool's std:timeout-ms (50ms) and was stopped") {
+		t.Fatalf("the model did not read std:timeout: %s", raw)
+	}
+	if raw := string(reqs[2].Raw); !strings.Contains(raw, "opened=1 closed=0") {
+		t.Fatalf("the call after the stop: %s", raw)
+	}
+	var logs []string
+	filepath.WalkDir(filepath.Join(home, ".murmur/records"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "kv.sessions.log" {
+			logs = append(logs, p)
+		}
+		return nil
+	})
+	if len(logs) != 1 {
+		t.Fatalf("session logs %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 4 || lines[0] != "session kv-1 opened" || !strings.HasPrefix(lines[1], "session kv-1 lost: ") || lines[2] != "session kv-1 opened" || lines[3] != "session kv-1 closed" {
+		t.Fatalf("session log %q", b)
+	}
+}
+
+// TestACTSessionCredential: an ACT entry's config value written as a
+// credential reference reaches open-session as the credential (here
+// from the environment), and a reference that resolves nowhere refuses
+// the launch with E-MAN-003 naming the field, before any session.
+func TestACTSessionCredential(t *testing.T) {
+	for name, set := range map[string]bool{"resolved": true, "unresolved": false} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			home := filepath.Join(root, "home")
+			t.Setenv("HOME", home)
+			if set {
+				t.Setenv("KV_TOKEN", "s3cret-env")
+			}
+			publish(t, root, "../../drivers/driver-openai", "driver-openai")
+			publishACT(t, root)
+			prov := providertest.Start(t,
+				providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "args", Input: `{}`}}, InputTokens: 10, OutputTokens: 5},
+				providertest.Step{Text: "Done.", InputTokens: 20, OutputTokens: 3},
+			)
+			m := strings.Replace(actManifest, "      namespace: notes\n", "      namespace: notes\n      \"std:bearer-token\": ${KV_TOKEN}\n", 1)
+			manifestPath := installManifest(t, root, m, prov.URL)
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "use the store"}, nil, &stdout, &stderr)
+			if !set {
+				if code != 2 || !strings.Contains(stderr.String(), "E-MAN-003") || !strings.Contains(stderr.String(), "artifacts[1].config.std:bearer-token") || !strings.Contains(stderr.String(), "KV_TOKEN is set in neither credentials.KV_TOKEN") {
+					t.Fatalf("exit %d\n%s", code, stderr.String())
+				}
+				if n := len(prov.Requests()); n != 0 {
+					t.Fatalf("%d requests before the refusal", n)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+			}
+			if raw := string(prov.Requests()[1].Raw); !strings.Contains(raw, `\"s3cret-env\"`) {
+				t.Fatalf("open-session did not get the credential: %s", raw)
+			}
+		})
+	}
+}

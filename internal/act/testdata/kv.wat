@@ -7,7 +7,10 @@
 ;; fail (text/plain "partial output", then error std:timeout), session
 ;; (returns the std:session-id value it was called with, or error
 ;; std:session-not-found without one), blob (an image/png part and an
-;; untyped part), stats ("opened=N closed=M", std:read-only). Any other
+;; untyped part), stats ("opened=N closed=M", std:read-only), spin (loops
+;; until the host stops it; std:timeout-ms 50), args (the value of the
+;; last arg of the latest open-session, as application/cbor; values up
+;; to 1 KiB). Any other
 ;; name is std:not-found. open-session needs one arg (else
 ;; std:invalid-args) and returns id kv-N; close-session counts.
 ;; Generated once by a script of the test's author; edit by hand.
@@ -76,6 +79,12 @@
     (data (i32.const 950) "\01\02\03")
     (data (i32.const 956) "std:read-only")
     (data (i32.const 970) "\f5")
+    (data (i32.const 1400) "spin")
+    (data (i32.const 1408) "std:timeout-ms")
+    (data (i32.const 1424) "\18\32")
+    (data (i32.const 1430) "Loop until stopped; std:timeout-ms 50.")
+    (data (i32.const 1480) "args")
+    (data (i32.const 1490) "Return the last open-session arg, as CBOR.")
     (func $static
       (if (global.get $init) (then (return)))
       (global.set $init (i32.const 1))
@@ -136,17 +145,51 @@
       (i32.store (i32.const 1168) (i32.const 17))
       (i32.store (i32.const 1172) (i32.const 1340))
       (i32.store (i32.const 1176) (i32.const 1))
+      (i32.store (i32.const 1360) (i32.const 1408))
+      (i32.store (i32.const 1364) (i32.const 14))
+      (i32.store (i32.const 1368) (i32.const 1424))
+      (i32.store (i32.const 1372) (i32.const 2))
+      (i32.store (i32.const 1180) (i32.const 1400))
+      (i32.store (i32.const 1184) (i32.const 4))
+      (i32.store8 (i32.const 1188) (i32.const 0))
+      (i32.store (i32.const 1192) (i32.const 1430))
+      (i32.store (i32.const 1196) (i32.const 38))
+      (i32.store (i32.const 1200) (i32.const 620))
+      (i32.store (i32.const 1204) (i32.const 17))
+      (i32.store (i32.const 1208) (i32.const 1360))
+      (i32.store (i32.const 1212) (i32.const 1))
+      (i32.store (i32.const 1216) (i32.const 1480))
+      (i32.store (i32.const 1220) (i32.const 4))
+      (i32.store8 (i32.const 1224) (i32.const 0))
+      (i32.store (i32.const 1228) (i32.const 1490))
+      (i32.store (i32.const 1232) (i32.const 42))
+      (i32.store (i32.const 1236) (i32.const 620))
+      (i32.store (i32.const 1240) (i32.const 17))
+      (i32.store (i32.const 1244) (i32.const 0))
+      (i32.store (i32.const 1248) (i32.const 0))
       (i32.store8 (i32.const 900) (i32.const 0))
       (i32.store (i32.const 904) (i32.const 0))
       (i32.store (i32.const 908) (i32.const 0))
       (i32.store (i32.const 912) (i32.const 1000))
-      (i32.store (i32.const 916) (i32.const 5)))
+      (i32.store (i32.const 916) (i32.const 7)))
     (func (export "list-tools") (param i32 i32) (result i32)
       (call $static)
       (i32.const 900))
     (func (export "call-tool") (param $np i32) (param $nl i32) (param $ap i32) (param $al i32) (param $mp i32) (param $ml i32) (result i32)
       (local $c i32)
       (local.set $c (i32.load8_u (local.get $np)))
+      (if (i32.eq (local.get $c) (i32.const 97)) (then
+        (i32.store8 (i32.const 2100) (i32.const 0))
+        (i32.store (i32.const 2104) (i32.const 3000))
+        (i32.store (i32.const 2108) (i32.load (i32.const 2996)))
+        (i32.store8 (i32.const 2112) (i32.const 1))
+        (i32.store (i32.const 2116) (i32.const 640))
+        (i32.store (i32.const 2120) (i32.const 16))
+        (i32.store (i32.const 2124) (i32.const 0))
+        (i32.store (i32.const 2128) (i32.const 0))
+        (i32.store (i32.const 2000) (i32.const 2100))
+        (i32.store (i32.const 2004) (i32.const 1))
+        (return (i32.const 2000))))
       (if (i32.eq (local.get $c) (i32.const 101)) (then
         (i32.store8 (i32.const 2100) (i32.const 0))
         (i32.store (i32.const 2104) (local.get $ap))
@@ -211,6 +254,8 @@
         (i32.store (i32.const 2000) (i32.const 2100))
         (i32.store (i32.const 2004) (i32.const 1))
         (return (i32.const 2000))))
+      (if (i32.and (i32.eq (local.get $c) (i32.const 115)) (i32.eq (i32.load8_u offset=1 (local.get $np)) (i32.const 112))) (then
+        (loop $forever (br $forever))))
       (if (i32.eq (local.get $c) (i32.const 115)) (then
         (if (i32.eqz (local.get $ml)) (then
           (i32.store8 (i32.const 2100) (i32.const 1))
@@ -262,6 +307,9 @@
         (i32.store (i32.const 2624) (i32.const 0))
         (i32.store (i32.const 2628) (i32.const 0))
         (return (i32.const 2600))))
+      (local.set $al (i32.add (local.get $ap) (i32.shl (i32.sub (local.get $al) (i32.const 1)) (i32.const 4))))
+      (i32.store (i32.const 2996) (i32.load offset=12 (local.get $al)))
+      (memory.copy (i32.const 3000) (i32.load offset=8 (local.get $al)) (i32.load offset=12 (local.get $al)))
       (global.set $opened (i32.add (global.get $opened) (i32.const 1)))
       (i32.store8 (i32.const 143) (i32.add (i32.const 48) (global.get $opened)))
       (i32.store8 (i32.const 2600) (i32.const 0))
