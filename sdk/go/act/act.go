@@ -22,6 +22,8 @@
 // act:component section from the artifact's murmur.yaml.
 package act
 
+import "time"
+
 // Tool is one tool the component lists.
 type Tool struct {
 	Name        string
@@ -30,7 +32,11 @@ type Tool struct {
 	Schema string
 	// ReadOnly marks the tool std:read-only.
 	ReadOnly bool
-	Call     func(Call) []Event
+	// Timeout, when positive, is declared as the tool's std:timeout-ms
+	// (whole milliseconds, at least 1): the host stops a call that runs
+	// past it.
+	Timeout time.Duration
+	Call    func(Call) []Event
 }
 
 // Call is one call-tool.

@@ -1,6 +1,8 @@
 package act
 
 import (
+	"time"
+
 	"github.com/murmur/mur/sdk/go/act/internal/actabi"
 	"github.com/murmur/mur/sdk/go/internal/abi"
 )
@@ -17,7 +19,11 @@ func listTools(m abi.Memory) uint32 {
 			defs[i].Schema = `{"type":"object"}`
 		}
 		if t.ReadOnly {
-			defs[i].Metadata = [][2][]byte{{[]byte("std:read-only"), readOnlyTrue}}
+			defs[i].Metadata = append(defs[i].Metadata, [2][]byte{[]byte("std:read-only"), readOnlyTrue})
+		}
+		if t.Timeout > 0 {
+			ms, _ := CBOR(uint64(max(t.Timeout/time.Millisecond, 1)))
+			defs[i].Metadata = append(defs[i].Metadata, [2][]byte{[]byte("std:timeout-ms"), ms})
 		}
 	}
 	return actabi.ListTools(m, defs)

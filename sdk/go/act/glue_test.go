@@ -2,6 +2,7 @@ package act
 
 import (
 	"testing"
+	"time"
 
 	"github.com/murmur/mur/sdk/go/internal/abi"
 	"github.com/murmur/mur/sdk/go/internal/abi/abitest"
@@ -51,7 +52,7 @@ func TestCallToolGlue(t *testing.T) {
 
 func TestListToolsGlue(t *testing.T) {
 	tools = nil
-	Serve(Tool{Name: "a", Description: "first", ReadOnly: true}, Tool{Name: "b", Schema: `{"type":"object","required":["x"]}`})
+	Serve(Tool{Name: "a", Description: "first", ReadOnly: true}, Tool{Name: "b", Schema: `{"type":"object","required":["x"]}`, Timeout: 1500 * time.Millisecond})
 	m := abitest.New(1 << 14)
 	ret := listTools(m)
 	if abi.U8(m, ret) != 0 || abi.U32(m, ret+16) != 2 {
@@ -67,6 +68,14 @@ func TestListToolsGlue(t *testing.T) {
 	}
 	if abi.GetString(m, d+36+20) != `{"type":"object","required":["x"]}` {
 		t.Fatalf("second schema %q", abi.GetString(m, d+36+20))
+	}
+	// Timeout is declared as std:timeout-ms, CBOR unsigned 1500.
+	if abi.U32(m, d+36+32) != 1 {
+		t.Fatalf("second tool has %d metadata entries", abi.U32(m, d+36+32))
+	}
+	to := abi.U32(m, d+36+28)
+	if abi.GetString(m, to) != "std:timeout-ms" || abi.GetString(m, to+8) != "\x19\x05\xdc" {
+		t.Fatalf("std:timeout-ms entry %q = %x", abi.GetString(m, to), abi.GetString(m, to+8))
 	}
 }
 
