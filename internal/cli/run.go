@@ -3,13 +3,14 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/progress"
+	"github.com/murmur/mur/internal/trace"
 )
 
 func init() { register(newRunCmd) }
@@ -20,6 +21,8 @@ func newRunCmd(env *Env) *cobra.Command {
 		serve        serveFlags
 		explain      bool
 		asJSON       bool
+		verbose      bool
+		quiet        bool
 		systemPrompt string
 	)
 	cmd := &cobra.Command{
@@ -31,11 +34,22 @@ model's text streams to stdout; the answer is written to out/result.txt in
 the session's records directory, and the last line on stderr is the
 session's status.
 
+When stderr is a terminal, mur shows the run as it goes: one line per tool
+call (✓ or ✗, the tool, its arguments cut short, its duration, a failure's
+status and error), a failed model call and its retry, and a wait with its
+elapsed seconds while the capsule starts, the model thinks or a tool runs.
+Off a terminal it prints only the model's text and the status line. -v adds
+a line per model call and per other record, on a terminal or not; -q shows
+only the text. --json streams the session's events on stdout instead of the
+text, one JSON object a line (docs/run.md, "Watching a run").
+
 Exit status: 0 ok, 1 the task ended other than ok, 2 the launch was
 refused before any session existed, 130 canceled.`,
 		Example: `  cd capsules/hello && mur run --task "Write a short hello note in notes/hello.md."
   mur run --explain-scope --manifest capsules/hello/murmur.yaml
   mur run --deadline 10m --workdir /tmp/work
+  mur run --json --task "Summarise notes/" | jq -c 'select(.event == "tool_call")'
+  mur run -v --task "Write a short hello note in notes/hello.md." 2>run.log
   mur run --context ctx_support_42 --task "And the second question?"
   mur run --resume ses_01k4m2y7xq8f9v3n5r7t9w1c2e --task "Go on."`,
 		Args: cobra.NoArgs,
@@ -46,9 +60,21 @@ refused before any session existed, 130 canceled.`,
 			if explain {
 				return explainScope(env, f.Manifest, asJSON)
 			}
+			if verbose && quiet {
+				return usageError(fmt.Errorf("-v and -q contradict each other: give one"))
+			}
 			if cmd.Flags().Changed("system-prompt") {
 				f.SystemPrompt = &systemPrompt
 			}
+			level := progress.Normal
+			switch {
+			case verbose:
+				level = progress.Verbose
+			case quiet:
+				level = progress.Quiet
+			}
+			env, done := watchRun(env, &f, level, asJSON)
+			defer done()
 			dp, err := planDoor(f.Manifest, serve)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "mur: %v\n", err)
@@ -69,7 +95,9 @@ refused before any session existed, 130 canceled.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.Manifest, "manifest", "murmur.yaml", "capsule manifest")
 	fl.BoolVar(&explain, "explain-scope", false, "print the effective grants and exit, without launching")
-	fl.BoolVar(&asJSON, "json", false, "with --explain-scope, print JSON")
+	fl.BoolVar(&asJSON, "json", false, "stream the session's events on stdout as NDJSON instead of the text (with --explain-scope: print the grants as JSON)")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "also show a line per model call and per other record, on a terminal or not")
+	fl.BoolVarP(&quiet, "quiet", "q", false, "show only the model's text and the status line, never tool lines or waits")
 	fl.StringVar(&f.LaunchTask, "task", "", "the launch's task (default: task.md or input.txt in the work folder)")
 	fl.StringVar(&f.Workdir, "workdir", "", "work folder (default: <manifest-dir>/workdir/<session-id>)")
 	fl.StringVar(&f.ContextID, "context", "", "run the launch task in this conversation context: it continues the context's record under lifecycle.conversation: threaded, and is recorded in it either way")
@@ -82,51 +110,54 @@ refused before any session existed, 130 canceled.`,
 	return cmd
 }
 
-// runCapsule opens the capsule's session, runs its launch task with the
-// model's text streaming to stdout, closes the session and returns mur
-// run's exit status.
+// watchRun points the session's one event stream at what the person
+// running mur sees: with asJSON every event as NDJSON on stdout, else the
+// progress view (the launch task's text on stdout, tool lines and waits on
+// stderr). The Env it returns has stderr routed through the view, so a
+// warning never lands inside a wait's line; done erases the last wait.
+func watchRun(env *Env, o *capsule.Options, level progress.Level, asJSON bool) (*Env, func()) {
+	if asJSON {
+		o.Watch = &jsonEvents{w: env.Stdout}
+		return env, func() {}
+	}
+	v := progress.New(env.Stdout, env.Stderr, level, progress.Terminal(env.Stderr))
+	o.Watch = v
+	watched := *env
+	watched.Stderr = v.Stderr()
+	// Staging, the gateways, the sandbox and the driver's compile all
+	// happen before session_start, which ends this wait.
+	v.Wait("starting the capsule")
+	return &watched, v.Close
+}
+
+// runCapsule opens the capsule's session, runs its launch task (its text
+// and events go to o.Watch), closes the session and returns mur run's
+// exit status.
 func runCapsule(env *Env, o capsule.Options) int {
 	o.Stderr = env.Stderr
 	s, err := capsule.Open(env.Ctx, o)
 	if err != nil {
 		return reportRefusal(env, err)
 	}
-	p := &textPrinter{w: env.Stdout}
-	out := s.RunLaunchTask(env.Ctx, p)
-	p.endLine()
-	return closeSession(env, s, out)
+	return closeSession(env, s, s.RunLaunchTask(env.Ctx, nil))
 }
 
-// textPrinter prints a task's streamed text, ending each model call's text
-// with a newline.
-type textPrinter struct {
-	w       io.Writer
-	mu      sync.Mutex
-	midLine bool
+// jsonEvents writes each event of the session as one JSON object a line:
+// a trace line's shape (event, ts, then the fields), live events
+// (text_delta, text_end, tool_start) included.
+type jsonEvents struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
 }
 
 // Emit implements event.Sink.
-func (p *textPrinter) Emit(e event.Event) {
-	switch e.Type {
-	case event.TextDelta:
-		text, _ := e.Fields["text"].(string)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if text != "" {
-			p.midLine = !strings.HasSuffix(text, "\n")
-			io.WriteString(p.w, text)
-		}
-	case event.TextEnd:
-		p.endLine()
-	}
-}
-
-func (p *textPrinter) endLine() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.midLine {
-		io.WriteString(p.w, "\n")
-		p.midLine = false
+func (j *jsonEvents) Emit(e event.Event) {
+	b, err := trace.Marshal(e)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err == nil && j.err == nil {
+		_, j.err = j.w.Write(b)
 	}
 }
 

@@ -206,8 +206,7 @@ func noTaskNote(env *Env, s *capsule.Session, p lifecycle.Policy) {
 }
 
 // runLaunchTask runs --task (or task.md / input.txt) as the queue's first
-// task, with the model's text on stdout, so the door sees the capsule busy
-// while it runs.
+// task, so the door sees the capsule busy while it runs.
 func runLaunchTask(ctx context.Context, env *Env, s *capsule.Session, q *lifecycle.Queue, tally *outcomes) {
 	defer tally.markLaunchDone()
 	const id = "launch"
@@ -218,10 +217,9 @@ func runLaunchTask(ctx context.Context, env *Env, s *capsule.Session, q *lifecyc
 		return
 	}
 	defer q.Done(id)
-	p := &textPrinter{w: env.Stdout}
-	out := s.RunLaunchTask(ctx, p)
-	p.endLine()
-	tally.add(out)
+	// Its text and events reach the person through the session's stream
+	// (watchRun), not a sink of the task's own.
+	tally.add(s.RunLaunchTask(ctx, nil))
 }
 
 // registerSession lists the session for mur ps, watch and stop. A machine where
