@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -142,6 +143,17 @@ func run(n int, gap time.Duration, bwrap string, hs helpers) error {
 			return err
 		}
 		defer sh.Close(ctx)
+		// The helper's own start and exit, with no spec: what a call pays
+		// for starting it at all (the rest is its work and the target).
+		vs = append(vs, &variant{name: "helper " + name + " alone (starts, exits)", run: func() error {
+			cmd := exec.Command(abs)
+			cmd.Args = []string{"mur-sandbox"}
+			err := runPiped(cmd)
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 2 {
+				return nil
+			}
+			return err
+		}})
 		vs = append(vs, &variant{name: "mur, helper " + name, run: func() error {
 			sandbox.SetHelper(abs)
 			r, err := sh.Run(ctx, "true", nil)
@@ -198,7 +210,7 @@ func runPiped(cmd *exec.Cmd) error {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%v: %s", err, errb.String())
+		return fmt.Errorf("%w: %s", err, errb.String())
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,5 +114,48 @@ func TestHelperBesideExecutable(t *testing.T) {
 	}
 	if got := besideExecutable(link); got != h {
 		t.Fatalf("through a symlink: %q, want %q", got, h)
+	}
+}
+
+// TestLandlockRulesetOncePerSession: the session's Landlock ruleset is
+// built once — by the holder inside the session's mount namespace, or by
+// the runtime where there is none — and each command's init only enforces
+// it: the spec a command carries holds a descriptor of that ruleset, not
+// the rules, and the ruleset still confines every command.
+func TestLandlockRulesetOncePerSession(t *testing.T) {
+	h := privileged(t)
+	readableOutside(t, "/etc/shadow")
+	for _, mountNS := range []bool{true, false} {
+		t.Run(fmt.Sprintf("mountns=%v", mountNS), func(t *testing.T) {
+			host := h
+			host.MountNS = mountNS
+			p := testPolicy(t)
+			s, err := newSession(context.Background(), host, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.ruleset == nil {
+				t.Fatal("no ruleset built for the session")
+			}
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", s.ruleset.Fd())); l != "anon_inode:[landlock-ruleset]" {
+				t.Fatalf("session ruleset descriptor is %q", l)
+			}
+			for i := 0; i < 2; i++ {
+				cmd := s.Command(context.Background(), "/bin/sh", "-c", "echo ok > f && cat f && cat /etc/shadow")
+				cmd.Dir = p.Workdir
+				var spec initSpec
+				if err := json.Unmarshal([]byte(cmd.Args[1]), &spec); err != nil {
+					t.Fatal(err)
+				}
+				if spec.LandlockFD < 3 || cmd.ExtraFiles[spec.LandlockFD-3] != s.ruleset || strings.Contains(cmd.Args[1], `"kind"`) {
+					t.Fatalf("spec does not pass the session's ruleset (fd %d): %s", spec.LandlockFD, cmd.Args[1])
+				}
+				out, err := cmd.CombinedOutput()
+				if err == nil || !strings.HasPrefix(string(out), "ok\n") || !strings.Contains(string(out), "Permission denied") {
+					t.Fatalf("call %d: want the workdir writable and /etc/shadow denied, got %q %v", i, out, err)
+				}
+			}
+		})
 	}
 }

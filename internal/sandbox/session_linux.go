@@ -47,6 +47,11 @@ type Session struct {
 	rules     []landlockRule
 	mounts    *mountSpec
 	holder    *mountHolder
+	// ruleset is the Landlock ruleset every command enforces, built once
+	// (by the holder, or here without a mount namespace); nil without
+	// Landlock.
+	ruleset *os.File
+	capLast int
 
 	mu       sync.Mutex
 	closed   bool
@@ -110,13 +115,26 @@ func newSession(ctx context.Context, h Host, p Policy) (*Session, error) {
 	if err := s.plan(name); err != nil {
 		return fail(err)
 	}
+	landlock := h.LandlockABI >= minLandlockABI
 	if s.mounts != nil {
+		if landlock {
+			s.mounts.LandlockABI, s.mounts.Landlock = h.LandlockABI, s.rules
+		}
 		mh, err := startHolder(s.mounts)
 		if err != nil {
 			return fail(err)
 		}
 		s.holder = mh
+		s.ruleset = mh.ruleset
+	} else if landlock {
+		// Commands see this process's mounts: the ruleset is built here.
+		fd, err := helper.LandlockRuleset(h.LandlockABI, s.rules)
+		if err != nil {
+			return fail(err)
+		}
+		s.ruleset = os.NewFile(uintptr(fd), "landlock-ruleset")
 	}
+	s.capLast = helper.CapLast()
 	if s.cg != nil && len(s.cg.v1) > 0 || s.holder != nil {
 		if err := s.startSpawner(); err != nil {
 			return fail(err)
@@ -507,12 +525,8 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 	}
 	spec := initSpec{
 		V: helper.Protocol, Path: path, Args: args, NetnsFD: -1,
-		Rlimits: s.rlimits(), MntnsFD: -1, IpcnsFD: -1, PidnsFD: -1,
+		Rlimits: s.rlimits(), MntnsFD: -1, IpcnsFD: -1, PidnsFD: -1, LandlockFD: -1, CapLast: s.capLast,
 		Seccomp: s.host.Seccomp && helper.AuditArch != 0, UnixSockets: s.policy.Network.UnixSockets,
-	}
-	if s.host.LandlockABI >= minLandlockABI {
-		spec.LandlockABI = s.host.LandlockABI
-		spec.Landlock = s.rules
 	}
 	if cmd.Dir == "" {
 		// Never mur's own working directory, which the sandbox may hide.
@@ -553,6 +567,10 @@ func (s *Session) Prepare(cmd *exec.Cmd) error {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.ipc)
 		spec.PidnsFD = 3 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, s.holder.pid)
+	}
+	if s.ruleset != nil {
+		spec.LandlockFD = 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, s.ruleset)
 	}
 	spec.MaxFD = 2 + len(cmd.ExtraFiles)
 	raw, err := json.Marshal(spec)
@@ -692,6 +710,8 @@ func (s *Session) Close() error {
 	}
 	if s.holder != nil {
 		s.holder.close()
+	} else if s.ruleset != nil {
+		s.ruleset.Close()
 	}
 	if s.egress != nil {
 		s.egress.close()

@@ -38,8 +38,8 @@ func benchRules(b *testing.B) []LandlockRule {
 func BenchmarkInitSteps(b *testing.B) {
 	rules := benchRules(b)
 	spec := InitSpec{V: Protocol, Path: "/usr/bin/true", Args: []string{"true"}, NetnsFD: 3, MntnsFD: 4, IpcnsFD: 5, PidnsFD: 6, MaxFD: 6,
-		Rlimits:     []Rlimit{{Resource: 7, Cur: 1024, Max: 1024}, {Resource: 1, Cur: 1 << 32, Max: 1 << 32}, {Resource: 9, Cur: 2 << 30, Max: 2 << 30}},
-		LandlockABI: 7, Landlock: rules, Seccomp: true, Proxy: "127.0.0.1:34567"}
+		Rlimits:    []Rlimit{{Resource: 7, Cur: 1024, Max: 1024}, {Resource: 1, Cur: 1 << 32, Max: 1 << 32}, {Resource: 9, Cur: 2 << 30, Max: 2 << 30}},
+		LandlockFD: 7, Seccomp: true, Proxy: "127.0.0.1:34567"}
 	raw, err := Encode(spec)
 	if err != nil {
 		b.Fatal(err)
@@ -59,7 +59,7 @@ func BenchmarkInitSteps(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(rules)), "rules")
 		for b.Loop() {
-			fd, err := landlockRuleset(7, rules)
+			fd, err := LandlockRuleset(7, rules)
 			if err != nil {
 				b.Fatal(err)
 			}

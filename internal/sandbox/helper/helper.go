@@ -18,7 +18,7 @@ import (
 // Bump it whenever a spec's meaning changes: a helper from another build
 // then refuses the spec (the init exits 126) instead of applying part of
 // it. Unknown fields are refused too.
-const Protocol = 1
+const Protocol = 2
 
 // decode reads a spec strictly: unknown fields or another Protocol fail.
 func decode(arg string, v any, version *int) error {

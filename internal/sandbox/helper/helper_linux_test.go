@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -36,13 +37,13 @@ func TestLandlockRights(t *testing.T) {
 // protocol version, or a field this helper does not know.
 func TestDecodeRefusesOtherBuilds(t *testing.T) {
 	var s InitSpec
-	if err := decode(`{"v":1,"path":"/bin/true","netns_fd":-1}`, &s, &s.V); err != nil || s.Path != "/bin/true" {
+	if err := decode(fmt.Sprintf(`{"v":%d,"path":"/bin/true","netns_fd":-1}`, Protocol), &s, &s.V); err != nil || s.Path != "/bin/true" {
 		t.Fatalf("current spec: %v %+v", err, s)
 	}
 	for _, bad := range []string{
-		`{"v":2,"path":"/bin/true"}`,
+		fmt.Sprintf(`{"v":%d,"path":"/bin/true"}`, Protocol+1),
 		`{"path":"/bin/true"}`,
-		`{"v":1,"path":"/bin/true","new_restriction":true}`,
+		fmt.Sprintf(`{"v":%d,"path":"/bin/true","new_restriction":true}`, Protocol),
 	} {
 		var s InitSpec
 		if err := decode(bad, &s, &s.V); err == nil {

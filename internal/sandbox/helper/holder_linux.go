@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // HolderArg0 is the argv[0] of the process that holds a session's mount
@@ -18,8 +20,9 @@ import (
 // (tens to hundreds of milliseconds on a loaded machine).
 const HolderArg0 = "mur-sandbox-holder"
 
-// runHolder builds the namespace it was started in, says so, and waits for
-// its stdin to close: the runtime closed it, or died. As pid 1 of the
+// runHolder builds the namespace it was started in and the session's
+// Landlock ruleset in it, says so on stdout with the ruleset attached, and
+// waits for its stdin to close: the runtime closed it, or died. As pid 1 of the
 // session's PID namespace it reaps every orphan reparented to it.
 func runHolder(arg string) int {
 	runtime.LockOSThread()
@@ -43,11 +46,21 @@ func runHolder(arg string) int {
 	if err == nil {
 		err = memfdNoexec()
 	}
+	var rights []byte
+	if err == nil && m.LandlockABI > 0 {
+		var rfd int
+		if rfd, err = LandlockRuleset(m.LandlockABI, m.Landlock); err == nil {
+			rights = unix.UnixRights(rfd)
+			defer unix.Close(rfd)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 2
 	}
-	if _, err := os.Stdout.WriteString("ready\n"); err != nil {
+	// Stdout is a unix socket: the ruleset travels with the ready line.
+	if err := unix.Sendmsg(1, []byte("ready\n"), rights, nil, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "ready: %v\n", err)
 		return 2
 	}
 	_, err = io.Copy(io.Discard, os.Stdin)

@@ -51,10 +51,15 @@ type InitSpec struct {
 	// ExtraFiles), which the init's fork into the PID namespace keeps.
 	MaxFD int `json:"max_fd"`
 
-	LandlockABI int            `json:"landlock_abi"`
-	Landlock    []LandlockRule `json:"landlock,omitempty"`
-	Seccomp     bool           `json:"seccomp"`
-	UnixSockets bool           `json:"unix_sockets"`
+	// LandlockFD is the inherited descriptor of the session's Landlock
+	// ruleset, built once per session where the commands' view of the
+	// filesystem is (the holder, else the runtime), or -1 for no Landlock.
+	// The init enforces it and closes it before exec.
+	LandlockFD int `json:"landlock_fd"`
+	// CapLast is /proc/sys/kernel/cap_last_cap, read once per session.
+	CapLast     int  `json:"cap_last"`
+	Seccomp     bool `json:"seccomp"`
+	UnixSockets bool `json:"unix_sockets"`
 	// Proxy is the HTTP proxy's address; ProxyEnv's variables are added
 	// to the target's environment.
 	Proxy string `json:"proxy,omitempty"`
@@ -93,6 +98,11 @@ type MountSpec struct {
 	// Proc mounts a new procfs instance at /proc that hides processes the
 	// command cannot ptrace.
 	Proc bool `json:"proc,omitempty"`
+	// LandlockABI and Landlock, when set, are the session's Landlock
+	// rules: the holder builds the ruleset inside the namespace it built
+	// and sends it back with its ready line.
+	LandlockABI int            `json:"landlock_abi,omitempty"`
+	Landlock    []LandlockRule `json:"landlock,omitempty"`
 }
 
 // Main turns this process into the sandbox init when Session.Prepare started
@@ -193,12 +203,14 @@ func runInit(s *InitSpec) error {
 			return fmt.Errorf("setrlimit %d: %w", r.Resource, err)
 		}
 	}
-	if s.LandlockABI > 0 {
-		if err := landlockRestrict(s.LandlockABI, s.Landlock); err != nil {
+	if s.LandlockFD >= 0 {
+		err := landlockRestrictSelf(s.LandlockFD)
+		unix.Close(s.LandlockFD)
+		if err != nil {
 			return err
 		}
 	}
-	if err := dropCapabilities(); err != nil {
+	if err := dropCapabilities(s.CapLast); err != nil {
 		return err
 	}
 	if s.Seccomp {
@@ -223,12 +235,9 @@ func runInit(s *InitSpec) error {
 
 // dropCapabilities empties the bounding, ambient, effective, permitted and
 // inheritable sets, so even a root target runs without privilege.
-func dropCapabilities() error {
-	last := 40
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			last = n
-		}
+func dropCapabilities(last int) error {
+	if last <= 0 {
+		last = CapLast()
 	}
 	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
@@ -245,6 +254,17 @@ func dropCapabilities() error {
 		return fmt.Errorf("drop capabilities: %w", err)
 	}
 	return nil
+}
+
+// CapLast is the highest capability this kernel knows (40 when it does not
+// say).
+func CapLast() int {
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return n
+		}
+	}
+	return 40
 }
 
 // applyMounts makes every mount change private to this namespace, then

@@ -102,14 +102,9 @@ type LandlockRule struct {
 	Kind string `json:"kind"`
 }
 
-// landlockRestrict confines the calling thread (and what it execs) to rules.
-// Missing paths are skipped: a grant on something absent grants nothing.
-func landlockRestrict(abi int, rules []LandlockRule) error {
-	rfd, err := landlockRuleset(abi, rules)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(rfd)
+// landlockRestrictSelf confines the calling thread (and what it execs) to
+// the ruleset rfd.
+func landlockRestrictSelf(rfd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -119,8 +114,12 @@ func landlockRestrict(abi int, rules []LandlockRule) error {
 	return nil
 }
 
-// landlockRuleset builds the ruleset for rules and returns its descriptor.
-func landlockRuleset(abi int, rules []LandlockRule) (int, error) {
+// LandlockRuleset builds the ruleset for rules and returns its descriptor.
+// Missing paths are skipped: a grant on something absent grants nothing.
+// Each rule holds the file it names, so the ruleset must be built where the
+// commands' view of the filesystem is (the session's mount namespace);
+// one ruleset is then enforced by every command of the session.
+func LandlockRuleset(abi int, rules []LandlockRule) (int, error) {
 	attr := llRulesetAttr{handledFS: llHandled(abi)}
 	size := unsafe.Sizeof(attr.handledFS)
 	if abi >= LandlockScopeABI {
