@@ -47,7 +47,7 @@ func (l *Loop) doneCheck(ctx context.Context, t *task) bool {
 	if err != nil {
 		line["error"] = err.Error()
 	}
-	reopen := !met && int64(t.out.DoneCheckReopens) < dc.Limit && (l.plan.maxTurns() == 0 || t.out.Turns < l.plan.maxTurns())
+	reopen := !met && int64(t.out.DoneCheckReopens) < dc.Limit && (t.maxTurns == 0 || t.out.Turns < t.maxTurns)
 	line["reopened"] = reopen
 	l.emit("done_check", line)
 	t.out.DoneCheckMet = &met

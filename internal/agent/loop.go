@@ -175,6 +175,8 @@ func (l *Loop) estimate(t *task) int64 {
 type task struct {
 	id        string
 	contextID string
+	// maxTurns is this attempt's turn cap; 0 is none.
+	maxTurns  int
 	conv      conversation
 	out       Outcome
 	emptyCaps int
@@ -194,6 +196,9 @@ type Task struct {
 	// Log receives every message the task adds, as it is made; nil keeps
 	// no record.
 	Log MessageLog
+	// MaxTurns, when > 0 and below inference.max_turns, is this attempt's
+	// turn cap: a reopened task is handed only the turns it has left.
+	MaxTurns int
 }
 
 // Origin is where a task came from, recorded in task_start.
@@ -210,12 +215,15 @@ const (
 
 // RunTask runs one task to its end.
 func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
-	t := &task{id: tk.ID, contextID: tk.ContextID, out: Outcome{TaskID: tk.ID}}
+	t := &task{id: tk.ID, contextID: tk.ContextID, out: Outcome{TaskID: tk.ID}, maxTurns: l.plan.maxTurns()}
+	if tk.MaxTurns > 0 && (t.maxTurns == 0 || tk.MaxTurns < t.maxTurns) {
+		t.maxTurns = tk.MaxTurns
+	}
 	t.conv.log = tk.Log
 	if err := l.prepare(); err != nil {
 		return l.fail(t, causeInference, err.Error())
 	}
-	start := map[string]any{"task_id": tk.ID, "context_id": tk.ContextID, "max_turns": l.plan.maxTurns()}
+	start := map[string]any{"task_id": tk.ID, "context_id": tk.ContextID, "max_turns": t.maxTurns}
 	if tk.Origin != "" {
 		start["origin"] = string(tk.Origin)
 	}
@@ -238,7 +246,7 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 }
 
 func (l *Loop) loop(ctx context.Context, t *task) Outcome {
-	maxTurns, keep, done := l.plan.maxTurns(), l.plan.Lifecycle.KeepWorking, l.plan.Lifecycle.DoneCheck
+	maxTurns, keep, done := t.maxTurns, l.plan.Lifecycle.KeepWorking, l.plan.Lifecycle.DoneCheck
 	for {
 		if maxTurns > 0 && t.out.Turns >= maxTurns {
 			t.out.Status = ExitMaxTurns

@@ -162,3 +162,33 @@ func TestHookWriteManifests(t *testing.T) {
 		t.Errorf("hook log = %s", log)
 	}
 }
+
+// TestHookReopenTurnCap: a reopened attempt is handed only the turns the
+// task has left under inference.max_turns (8 here): the first attempt
+// spends 6, so the reopened one stops at 2 with max_turns_reached
+// although the model keeps calling tools; it used to get 8 of its own.
+func TestHookReopenTurnCap(t *testing.T) {
+	call := func(id string) providertest.Step {
+		return providertest.Step{Calls: []providertest.Call{{ID: id, Name: "file-go", Input: `{"op":"write","path":"n.txt","content":"x"}`}}, InputTokens: 5, OutputTokens: 2}
+	}
+	steps := []providertest.Step{call("a1"), call("a2"), call("a3"), call("a4"), call("a5"), {Text: "First answer.", InputTokens: 5, OutputTokens: 2},
+		call("b1"), call("b2"), call("b3"), {Text: "Second answer.", InputTokens: 5, OutputTokens: 2}}
+	r := runHooks(t, []hookDecl{{name: "reopen", contract: "binding: on-task-end\ncommit_policy: reopen-task\n",
+		entry: config(`{"reopen":"again"}`)}}, "", steps...)
+	if r.code != 1 && r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if len(r.reqs) != 8 {
+		t.Fatalf("%d model calls, want 8 (6 in the first attempt, the 2 left in the reopened one)", len(r.reqs))
+	}
+	starts, ends := r.of("task_start"), r.of("task_end")
+	if len(starts) != 2 || starts[0]["max_turns"] != float64(8) || starts[1]["max_turns"] != float64(2) {
+		t.Fatalf("task_start = %v", starts)
+	}
+	if len(ends) != 2 || ends[1]["exit_status"] != "max_turns_reached" {
+		t.Fatalf("task_end = %v", ends)
+	}
+	if end := r.of("session_end"); len(end) != 1 || end[0]["turns"] != float64(8) {
+		t.Errorf("session_end = %v", end)
+	}
+}

@@ -392,6 +392,12 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 			text = fmt.Sprintf("%s\n\n[murmur] Your previous answer was:\n%s\n\n[murmur] The hook %s reopened this task:\n%s", t.Text, o.Answer, hook, feedback)
 		}
 		at.Text = text
+		if s.hooks.maxTurns > 0 {
+			// The reopened attempt is handed only the turns the task
+			// has left (spec 004: reopening never grants turns past
+			// inference.max_turns).
+			at.MaxTurns = s.hooks.maxTurns - turns
+		}
 		o = s.attempt(ctx, at)
 		s.add(o)
 		turns += o.Turns
