@@ -11,4 +11,10 @@ up=$(go list -deps ./internal/door ./internal/lifecycle | grep -E '/internal/(ca
 if [ -n "$up" ]; then
   echo "internal/door and internal/lifecycle must not depend on the session; they reach:"; echo "$up"; exit 1
 fi
+# The sandbox's helper starts once per sandboxed call: it stays small
+# (docs/sandbox.md "The helper").
+heavy=$(go list -deps ./cmd/mur-sandbox | grep -E '^(github\.com|golang\.org|gopkg\.in)/' | grep -vE '^golang\.org/x/sys/|^github\.com/murmur/mur/(cmd/mur-sandbox|internal/sandbox/helper)$' || true)
+if [ -n "$heavy" ]; then
+  echo "cmd/mur-sandbox must import only the standard library, golang.org/x/sys and internal/sandbox/helper; it reaches:"; echo "$heavy"; exit 1
+fi
 echo "import boundaries ok"
