@@ -174,6 +174,7 @@ type subject struct {
 	floor bool
 
 	first, turn2, total []time.Duration
+	cpu                 []time.Duration // user+sys of the run's process tree (wait4 rusage)
 	rss, hwm, anon      []int64
 }
 
@@ -325,6 +326,7 @@ func run(murBin, guests, src string, runs int, hold time.Duration, ceiling bool)
 			report("  first answer → next request (first tool call + turn)", s.turn2)
 			report("  whole run (minus hold)", s.total)
 		}
+		report("  CPU user+sys of the run (wait4 rusage; helpers mur reaped)", s.cpu)
 		reportKiB("  VmRSS while waiting on the provider", s.rss)
 		reportKiB("    of which RssAnon (not shared file pages)", s.anon)
 		reportKiB("  VmHWM (peak RSS) at that point", s.hwm)
@@ -409,6 +411,8 @@ func (s *subject) once(p *probe, env []string, hold time.Duration, measured bool
 	if !measured {
 		return nil
 	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	s.cpu = append(s.cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
 	s.first = append(s.first, got.Sub(start))
 	s.total = append(s.total, end.Sub(start)-hold)
 	if len(turns) == 2 {
