@@ -22,6 +22,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 guests=${MUR_GUEST_OUT:-$root/build/guests}
 go build -o bin/mur ./cmd/mur
+CGO_ENABLED=0 go build -o bin/mur-sandbox ./cmd/mur-sandbox
 if [[ ! -f $guests/driver-openai.wasm || ! -f $guests/file-go.wasm ]]; then
   make --no-print-directory guests drivers >/dev/null
 fi
@@ -31,4 +32,6 @@ go build -o "$tmp/launchbench" ./bench/launchbench
 CGO_ENABLED=0 go build -o "$tmp/floor" ./bench/floor
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 install -m 0755 bin/mur "$tmp/mur"
+# The sandbox helper mur starts from beside itself, as make build ships it.
+install -m 0755 bin/mur-sandbox "$tmp/mur-sandbox"
 "$tmp/launchbench" -mur "$tmp/mur" -floor "$tmp/floor" -guests "$guests" -src "$root" "$@"
