@@ -160,6 +160,11 @@ func TestResultShapes(t *testing.T) {
 	if r.Status != agent.StatusPassed || len(lines) != 2 || !strings.Contains(lines[0], "8 bytes of image/png saved as ") || !strings.Contains(lines[1], "3 bytes of application/octet-stream saved as ") {
 		t.Fatalf("blob: %+v", r)
 	}
+	// The PNG also travels as an image (MCP's image items); the untyped
+	// part does not.
+	if len(r.Images) != 1 || r.Images[0].MediaType != "image/png" || string(r.Images[0].Data) != "\x89PNG\r\n\x1a\n" {
+		t.Fatalf("blob images: %+v", r.Images)
+	}
 	png := strings.TrimSuffix(lines[0][strings.Index(lines[0], "saved as ")+len("saved as "):], "]")
 	if b, err := os.ReadFile(png); err != nil || string(b[:4]) != "\x89PNG" || !strings.HasSuffix(png, ".png") {
 		t.Fatalf("image file %s: %q %v", png, b, err)

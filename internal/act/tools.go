@@ -17,6 +17,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/wasm/cm"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -558,6 +559,12 @@ func (c *Component) route(name string, events []Event) (agent.Result, error) {
 				shown = defaultMimeOctetBytes
 			}
 			line(fmt.Sprintf("[%s output %d: %d bytes of %s saved as %s]", name, i+1, len(p.Data), shown, path))
+			// An image also travels as an image, for a transport that
+			// carries one (internal/mcp's image items), under
+			// context.images there.
+			if mt, ok := images.Detect(p.MimeType, p.Data); ok {
+				res.Images = append(res.Images, images.Image{MediaType: mt, Data: p.Data})
+			}
 		}
 	}
 	res.Data = sb.String()

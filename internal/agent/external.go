@@ -1,6 +1,10 @@
 package agent
 
-import "context"
+import (
+	"context"
+
+	"github.com/murmur/mur/internal/images"
+)
 
 // ToolCaller is who makes a tool call from outside the loop's own turns:
 // an MCP client of the session's tool server. TaskID and Turn are the
@@ -19,4 +23,12 @@ type ToolCaller struct {
 func (l *Loop) CallTool(ctx context.Context, by ToolCaller, c ToolCall) (text string, isError bool) {
 	t := &task{id: by.TaskID, out: Outcome{TaskID: by.TaskID, Turns: by.Turn}}
 	return l.call(ctx, t, c)
+}
+
+// CallToolImages is CallTool that also returns the images the tool
+// attached to its result (an MCP client reads them as image items).
+func (l *Loop) CallToolImages(ctx context.Context, by ToolCaller, c ToolCall) (text string, isError bool, imgs []images.Image) {
+	t := &task{id: by.TaskID, out: Outcome{TaskID: by.TaskID, Turns: by.Turn}}
+	res := l.run(ctx, t, c, nil)
+	return resultText(res), res.Status != StatusPassed, res.Images
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/infer"
 )
 
@@ -156,6 +157,9 @@ type Result struct {
 	DataPath  string
 	Truncated bool
 	Metadata  [][2]string
+	// Images are the images the tool attached, after its text; Data
+	// names each one too, for a transport that carries no image bytes.
+	Images []images.Image
 }
 
 // Meta returns the first value of metadata key k, as spec 000 reads

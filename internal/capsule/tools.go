@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/images"
+	"github.com/murmur/mur/internal/mcp"
 )
 
 // ToolDefs is the session's tool list, as the model is offered it.
@@ -35,6 +37,21 @@ func (s *Session) CallTool(ctx context.Context, c agent.ToolCall) (text string, 
 	return s.loop.CallTool(ctx, by, c)
 }
 
+// CallToolImages is CallTool that also returns the images the tool
+// attached to its result, for internal/mcp to serve as image items.
+func (s *Session) CallToolImages(ctx context.Context, c agent.ToolCall) (text string, isError bool, imgs []images.Image) {
+	if s.isClosed() {
+		return ErrClosed.Error(), true, nil
+	}
+	ctx, stop := mergeCancel(ctx, s.ctx)
+	defer stop()
+	var by agent.ToolCaller
+	if id := s.running.Load(); id != nil {
+		by.TaskID = *id
+	}
+	return s.loop.CallToolImages(ctx, by, c)
+}
+
 // Capsule is the capsule's name and version, as murmur.yaml declares
 // them; empty for a session opened from parts.
 func (s *Session) Capsule() (name, version string) {
@@ -43,3 +60,18 @@ func (s *Session) Capsule() (name, version string) {
 	}
 	return s.l.c.Name, s.l.c.Version
 }
+
+// CallToolImages is the harness's call with its images, reported as
+// harness activity like CallTool.
+func (t touchingTools) CallToolImages(ctx context.Context, c agent.ToolCall) (string, bool, []images.Image) {
+	t.touch()
+	defer t.touch()
+	return t.s.CallToolImages(ctx, c)
+}
+
+// The session and the harness's view of it both serve images as MCP
+// image items.
+var (
+	_ mcp.ImageTools = (*Session)(nil)
+	_ mcp.ImageTools = touchingTools{}
+)

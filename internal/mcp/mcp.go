@@ -28,6 +28,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/images"
 )
 
 // Tools is what the server serves: a session's tool list and its one
@@ -40,6 +41,14 @@ type Tools interface {
 	// the call failed; a name the session does not have is a failed call
 	// (recorded as such).
 	CallTool(ctx context.Context, call agent.ToolCall) (text string, isError bool)
+}
+
+// ImageTools is Tools whose calls also return the images a tool attached
+// to its result; a Tools that implements it has them served as MCP image
+// items. capsule.Session implements it.
+type ImageTools interface {
+	Tools
+	CallToolImages(ctx context.Context, call agent.ToolCall) (text string, isError bool, imgs []images.Image)
 }
 
 // DefaultMaxMessageBytes bounds one inbound message, tool arguments
@@ -55,6 +64,11 @@ type Options struct {
 	// MaxMessageBytes bounds one inbound message; 0 is
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// Images are the context.images limits; the zero value is the spec's
+	// defaults (a capsule that declares context.images is refused at
+	// launch by this build, so the defaults are what every running
+	// capsule has).
+	Images images.Limits
 }
 
 // MetaCode is the _meta key of a tool result the server refused before
@@ -69,6 +83,7 @@ type Server struct {
 	defs    map[string]agent.ToolDef
 	sdk     *sdk.Server
 	limit   int
+	images  images.Limits
 	callSeq atomic.Int64
 
 	mu     sync.Mutex // held while a call runs
@@ -87,7 +102,10 @@ func NewServer(tools Tools, o Options) *Server {
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	s := &Server{tools: tools, defs: map[string]agent.ToolDef{}, limit: o.MaxMessageBytes}
+	if o.Images == (images.Limits{}) {
+		o.Images, _ = images.Resolve(nil)
+	}
+	s := &Server{tools: tools, defs: map[string]agent.ToolDef{}, limit: o.MaxMessageBytes, images: o.Images}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: o.Name, Version: o.Version}, &sdk.ServerOptions{
 		// Tools only: no logging, prompts or resources are offered.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
@@ -143,11 +161,22 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	if len(input) == 0 || string(input) == "null" {
 		input = json.RawMessage(`{}`)
 	}
-	text, isError, err := s.dispatch(ctx, name, input)
+	text, isError, imgs, err := s.dispatch(ctx, name, input)
 	if err != nil {
 		return nil, err
 	}
 	out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
+	// Each image follows the text as an image item, under context.images,
+	// max_per_turn counted per tool call; a refused one becomes a line
+	// saying which and why.
+	turn := images.NewTurn(s.images)
+	for _, img := range imgs {
+		if err := turn.Admit(img); err != nil {
+			out.Content = append(out.Content, &sdk.TextContent{Text: err.Error()})
+			continue
+		}
+		out.Content = append(out.Content, &sdk.ImageContent{Data: img.Data, MIMEType: img.MediaType})
+	}
 	if missing := agent.MissingRequired(s.defs[name].InputSchema, input); len(missing) > 0 {
 		out.Meta = sdk.Meta{MetaCode: string(diag.MCPArguments)}
 	}
@@ -155,15 +184,20 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 }
 
 // dispatch makes one call, after the one before it has ended.
-func (s *Server) dispatch(ctx context.Context, name string, input json.RawMessage) (text string, isError bool, err error) {
+func (s *Server) dispatch(ctx context.Context, name string, input json.RawMessage) (text string, isError bool, imgs []images.Image, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return "", true, ErrClosed
+		return "", true, nil, ErrClosed
 	}
 	id := "mcp_" + strconv.FormatInt(s.callSeq.Add(1), 10)
-	text, isError = s.tools.CallTool(ctx, agent.ToolCall{ID: id, Name: name, Input: input})
-	return text, isError, nil
+	call := agent.ToolCall{ID: id, Name: name, Input: input}
+	if it, ok := s.tools.(ImageTools); ok {
+		text, isError, imgs = it.CallToolImages(ctx, call)
+		return text, isError, imgs, nil
+	}
+	text, isError = s.tools.CallTool(ctx, call)
+	return text, isError, nil, nil
 }
 
 // Close waits for the call in progress and refuses every later one, so
