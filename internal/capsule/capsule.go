@@ -153,6 +153,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		floor = c.Capabilities.Containment
 	}
 	res, sds := store.Stage(ctx, parsed, floor)
+	if d := processOnHTTP(c, res); d != nil {
+		sds = append(sds, *d)
+	}
 	warn = append(warn, sds.Warnings()...)
 	if sds.HasErrors() {
 		return nil, refusal(append(warn, sds.Errors()...))

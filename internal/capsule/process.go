@@ -16,9 +16,11 @@ import (
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/conversation"
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/mcp"
 	"github.com/murmur/mur/internal/process"
 	"github.com/murmur/mur/internal/spend"
+	"github.com/murmur/mur/internal/store"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -245,4 +247,40 @@ func harnessStart(start map[string]any, t *process.Transport) {
 	for k, v := range t.Describe() {
 		start[k] = v
 	}
+}
+
+// processOnHTTP is E-RUN-030: a transport: http manifest whose driver
+// exports the process interface. It reads the staged component's export
+// section only (process.ExportsProcessInterface): no compilation, before
+// any session. It runs beside staging's own checks, which refuse such a
+// driver's gateway too (a process driver has no upstream_auth:), so the
+// refusal names what the artifact is.
+func processOnHTTP(c *manifest.Capsule, res *store.Resolution) *diag.Diagnostic {
+	inf := c.Inference
+	if inf == nil || inf.IsProcess() || inf.Driver == nil || res == nil {
+		return nil
+	}
+	name := inf.Driver.Artifact
+	r, ok := res.Get(name)
+	if !ok {
+		return nil
+	}
+	own, _ := res.Artifact(name)
+	file, err := componentFile(r, own)
+	if err != nil {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	// A binary this cannot read is left to the compiler, whose error
+	// names what is wrong with it.
+	if exports, err := process.ExportsProcessInterface(f); err != nil || !exports {
+		return nil
+	}
+	d := diag.New(diag.RunProcessOnHTTP, c.Pos("inference.driver.artifact"), "inference.driver.artifact",
+		fmt.Sprintf("artifact '%s' is a process driver (it exports %s), so it cannot be the model under transport: http; set inference.transport: process or name an inference driver", name, component.IfaceProcess))
+	return &d
 }
