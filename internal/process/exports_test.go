@@ -48,7 +48,7 @@ func TestExportsProcessInterfaceNames(t *testing.T) {
 	section := func(name string) []byte {
 		body := []byte{1, 0x00, byte(len(name))}
 		body = append(body, name...)
-		body = append(body, 0x05, 0x00, 0x01, 0x05, 0x02) // sort instance, idx 0, desc instance type 2
+		body = append(body, 0x05, 0x00, 0x01, 0x05, 0x02)                        // sort instance, idx 0, desc instance type 2
 		b := append(append([]byte{}, componentPreamble...), 0x01, 2, 0xaa, 0xbb) // an opaque section first
 		return append(append(b, exportSection, byte(len(body))), body...)
 	}
