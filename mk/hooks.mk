@@ -2,17 +2,27 @@
 # scenarios through mur run, over the real hook-probe-go guest and the
 # openai driver, and the hook benchmarks.
 #
-# make test-hooks    guests and drivers built, then internal/hooks and the
-#                    capsule's hook scenarios (measured 15 s with a warm
-#                    compile cache, about 1.5 min cold, at load 20)
+# make hooks         build the reference hooks hooks/*/ (murmur/hook-compact)
+#                    into $(GUEST_OUT)/<name>.wasm, a copy beside each
+#                    murmur.yaml for mur build
+# make test-hooks    guests, drivers and hooks built, then internal/hooks and
+#                    the capsule's hook and compaction scenarios (measured
+#                    15 s with a warm compile cache, about 1.5 min cold, at
+#                    load 20; the compaction scenarios add about 30 s)
 # make bench-hooks   BenchmarkBlockingDispatch, BenchmarkAsync10k
 #                    (figures to bench/RESULTS.md by hand)
 
-.PHONY: test-hooks bench-hooks
+.PHONY: hooks test-hooks bench-hooks
 
-test-hooks: guests drivers
+HOOK_DIRS := $(sort $(dir $(wildcard hooks/*/murmur.yaml)))
+
+# GOFLAGS carries -s to the guest build, as for the drivers.
+hooks:
+	GOFLAGS=-ldflags=-s MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh $(HOOK_DIRS)
+
+test-hooks: guests drivers hooks
 	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 15m ./internal/hooks/
-	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m -run 'TestHook|TestPolicyHook|TestAsyncHook' ./internal/capsule/
+	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m -run 'TestHook|TestPolicyHook|TestAsyncHook|TestCompaction' ./internal/capsule/
 
 bench-hooks: guests
 	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run '^$$' -bench BlockingDispatch -benchtime 5000x -count 3 ./internal/hooks/

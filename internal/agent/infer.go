@@ -63,7 +63,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 		line["message_shas"] = t.conv.shas
 	}
 
-	res, f, spent, attempts, stopped, resErr := l.attempts(ctx, t, data, inputFn, line)
+	res, f, spent, attempts, stopped, resErr := l.attempts(ctx, t, data, inputFn, line, choice.OutputCap)
 	line["input_tokens"] = inputFn()
 	// Every attempt's charge is the call's: the spend meters took each
 	// failed attempt's as it ended, so the record and the task's totals
@@ -165,7 +165,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 // that waits for the number. Under a spend ceiling the count is taken at
 // once, before anything is sent.
 func (l *Loop) measureInput(t *task) func() int64 {
-	if len(l.ceilings) > 0 || l.latch != nil {
+	if len(l.ceilings) > 0 || l.latched() != nil {
 		n := l.estimate(t)
 		return func() int64 { return n }
 	}
@@ -229,23 +229,25 @@ type charge struct{ in, out int64 }
 
 func (c charge) total() int64 { return c.in + c.out }
 
-// attempts runs the call, retrying transient failures. It returns the
+// attempts runs the call, retrying transient failures; outputCap is the
+// cap the request sends, which a spend ceiling reserves. It returns the
 // success, or the final failure with the attempt count and retry stop, or
 // an error for a spend refusal or a cancelled wait, with what the call's
 // failed attempts were charged (spent). A refusal of a retry, or a cancel
 // during a wait, comes with the failure of the attempt before it, so the
 // call still keeps its inference record.
-func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func() int64, line map[string]any) (*success, *failure, charge, int, string, error) {
+func (l *Loop) attempts(ctx context.Context, t *task, data []byte, inputFn func() int64, line map[string]any, outputCap int64) (*success, *failure, charge, int, string, error) {
 	var last *failure
 	var spent charge
 	for attempt := 0; ; attempt++ {
-		need := l.plan.primary().OutputCap
-		if len(l.ceilings) > 0 || l.latch != nil {
+		need := outputCap
+		latch := l.latched()
+		if len(l.ceilings) > 0 || latch != nil {
 			need += inputFn()
 		}
 		var res spend.Reservation
-		if l.latch != nil {
-			r := *l.latch
+		if latch != nil {
+			r := *latch
 			r.Latched, r.Needed = true, need
 			return nil, last, spent, attempt, "", &r
 		}
@@ -359,7 +361,9 @@ func (l *Loop) retryDecision(ctx context.Context, f failure, attempt int) (retry
 	if int64(attempt) >= *r.MaxRetries {
 		return false, StoppedMaxRetries, 0
 	}
+	l.mu.Lock()
 	wait = backoff(r, attempt, l.rand)
+	l.mu.Unlock()
 	if f.hasRetryAfter {
 		if f.retryAfter > time.Duration(*r.MaxDelayMS)*time.Millisecond {
 			return false, StoppedRetryAfter, 0
@@ -420,15 +424,34 @@ func measure(out Result, resp Response, input int64) *success {
 // refused writes every surface of a spend refusal the loop owns and latches
 // the session.
 func (l *Loop) refused(t *task, ref *spend.Refusal) *Outcome {
+	l.latchRefusal(t.id, ref)
+	t.out.Status, t.out.Cause, t.out.Reason, t.out.Code = ExitSpendCeiling, causeSpend, ref.Error(), codeTaskFailed
+	return &t.out
+}
+
+// latchRefusal latches the session on its first spend refusal and writes
+// the refusal's record; a hook's refused run-inference latches it too.
+func (l *Loop) latchRefusal(taskID string, ref *spend.Refusal) {
+	l.mu.Lock()
 	if l.latch == nil {
 		l.latch = ref
 	}
+	l.mu.Unlock()
 	if l.session != nil {
 		l.session.Latch(ref)
 	}
-	l.emit("spend_ceiling_reached", map[string]any{
-		"task_id": t.id, "limit": ref.Limit, "ceiling": ref.Ceiling, "used": ref.Used, "needed": ref.Needed, "latched": ref.Latched,
-	})
-	t.out.Status, t.out.Cause, t.out.Reason, t.out.Code = ExitSpendCeiling, causeSpend, ref.Error(), codeTaskFailed
-	return &t.out
+	f := map[string]any{"limit": ref.Limit, "ceiling": ref.Ceiling, "used": ref.Used, "needed": ref.Needed, "latched": ref.Latched}
+	if taskID != "" {
+		f["task_id"] = taskID
+	}
+	l.emit("spend_ceiling_reached", f)
+}
+
+// latched is the session's first spend refusal, nil before one. An async
+// hook's run-inference may latch it while a turn runs, so it is read under
+// the loop's lock.
+func (l *Loop) latched() *spend.Refusal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.latch
 }

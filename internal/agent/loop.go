@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/murmur/mur/internal/diag"
@@ -88,7 +89,10 @@ type Loop struct {
 	// latch is the session's first spend refusal: every later call and
 	// task is refused without reaching the provider, whichever ceiling
 	// refused first.
-	latch       *spend.Refusal
+	latch *spend.Refusal
+	// mu guards latch and rand, which an async hook's run-inference
+	// (Infer) reaches from its own goroutine.
+	mu          sync.Mutex
 	cont        continuation
 	fixedTokens int64
 	fixedDone   bool
@@ -180,6 +184,9 @@ type task struct {
 	conv      conversation
 	out       Outcome
 	emptyCaps int
+	// responded is set by each response and cleared by the compaction
+	// check that follows it.
+	responded bool
 }
 
 // Task is one task for the loop: its ids, where it came from, and the
@@ -252,11 +259,20 @@ func (l *Loop) loop(ctx context.Context, t *task) Outcome {
 			t.out.Status = ExitMaxTurns
 			return t.out
 		}
+		if o := l.compactIfDue(ctx, t); o != nil {
+			return *o
+		}
+		if maxTurns > 0 && t.out.Turns >= maxTurns {
+			// The compaction hook's run-inference spent the last turn.
+			t.out.Status = ExitMaxTurns
+			return t.out
+		}
 		l.maybeNotice(t)
 		resp, stop := l.turn(ctx, t)
 		if stop != nil {
 			return *stop
 		}
+		t.responded = true
 		last := maxTurns > 0 && t.out.Turns >= maxTurns
 		if resp.StopReason == StopMaxTokens {
 			if o, done := l.capped(t, resp, last); done {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,6 +36,16 @@ type Plan struct {
 	Limits []manifest.ChoiceLimits
 	// DriverConfig is inference.driver.config as JSON; nil when unset.
 	DriverConfig json.RawMessage
+	// CompactionConfig is inference.compaction.driver_config laid over
+	// DriverConfig (shallow), sent by run-inference calls that serve
+	// on-compaction; nil when the manifest sets no driver_config.
+	CompactionConfig json.RawMessage
+	// CompactionPrompt is inference.compaction.system_prompt, or the text
+	// of its system_prompt_file, read at launch; nil when neither is set.
+	CompactionPrompt *string
+	// Models is the primary driver's models: table, which gives a hook's
+	// run-inference its output cap for the model it calls.
+	Models map[string]manifest.ModelLimits
 	// Capture is trace.capture.
 	Capture trace.Capture
 	// MachineTokensPerDay is the machine's daily token ceiling (the global
@@ -104,6 +116,35 @@ func NewPlan(c *manifest.Capsule, src Sources) (*Plan, error) {
 			return nil, fmt.Errorf("plan: inference.driver.config: %w", err)
 		}
 		p.DriverConfig = b
+	}
+	if cp := inf.Compaction; cp != nil && cp.DriverConfig != nil {
+		if p.CompactionConfig, err = overlay(p.DriverConfig, cp.DriverConfig); err != nil {
+			return nil, fmt.Errorf("plan: inference.compaction.driver_config: %w", err)
+		}
+	}
+	if cp := inf.Compaction; cp != nil {
+		switch {
+		case cp.SystemPrompt != nil:
+			v := *cp.SystemPrompt
+			p.CompactionPrompt = &v
+		case cp.SystemPromptFile != "":
+			path := cp.SystemPromptFile
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(src.Prompt.ManifestDir, path)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, diag.ListError{diag.New(diag.RunPromptFile, diag.Pos{}, "inference.compaction.system_prompt_file",
+					fmt.Sprintf("cannot read the compaction system prompt file %q: %v; create it next to murmur.yaml or fix the path", cp.SystemPromptFile, err))}
+			}
+			v := string(b)
+			p.CompactionPrompt = &v
+		}
+	}
+	if src.Installed != nil {
+		if a, ok := src.Installed.Artifact(inf.Driver.Artifact); ok && a != nil {
+			p.Models = a.Models
+		}
 	}
 	if _, _, _, err := p.basePrompt(); err != nil {
 		var d diag.Diagnostic
@@ -181,6 +222,11 @@ type Runtime struct {
 	// WebAssembly trap's backtrace) goes to inference.log there, and the
 	// task's reason keeps the one line.
 	Workdir, BlobDir, Logs string
+	// OutDir is the records directory's out/, where
+	// inference.compaction.dump_summaries appends; "" writes none.
+	OutDir string
+	// Compactor runs the on-compaction hooks; nil for none.
+	Compactor Compactor
 	// Meter is the machine's daily token meter, nil for none.
 	Meter spend.Admitter
 	// Start and Deadline: the loop's tasks end Deadline after Start (0:
@@ -202,6 +248,9 @@ func NewLoop(p *Plan, rt Runtime) (*Loop, error) {
 		return nil, err
 	}
 	l := &Loop{plan: p, rt: rt, prompt: prompt, recorder: trace.Recorder{Level: p.Capture, BlobDir: rt.BlobDir}, rand: rt.Rand}
+	if l.rand == nil {
+		l.rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d7572))
+	}
 	if n := deref(p.Inference.MaxSessionTokens); n > 0 {
 		l.session = spend.NewSessionCeiling(n)
 		l.ceilings = append(l.ceilings, l.session)
@@ -289,4 +338,28 @@ func (l *Loop) Describe() map[string]any {
 // FragmentWarning is the W-RUN-001 line for an answer cut at the output cap.
 func FragmentWarning() string {
 	return string(codeFragment) + " the answer is a fragment: the last allowed turn was cut at the output cap; raise inference.max_tokens or inference.max_turns for the rest"
+}
+
+// overlay lays over on base, shallowly: each top-level key of over
+// replaces base's or is added beside it (spec 004
+// inference.compaction.driver_config).
+func overlay(base json.RawMessage, over *manifest.Raw) (json.RawMessage, error) {
+	ob, err := over.JSON()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]json.RawMessage{}
+	if len(base) > 0 {
+		if err := json.Unmarshal(base, &m); err != nil {
+			return nil, err
+		}
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(ob, &top); err != nil {
+		return nil, err
+	}
+	for k, v := range top {
+		m[k] = v
+	}
+	return json.Marshal(m)
 }

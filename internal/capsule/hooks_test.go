@@ -389,9 +389,9 @@ func TestAsyncHookInSession(t *testing.T) {
 // commit refuses the launch with E-RUN-900 naming the entry, and a hook
 // staged against the binding table is refused before anything runs.
 func TestHookRefusals(t *testing.T) {
-	r := runHooks(t, []hookDecl{{name: "compact", contract: "binding: on-compaction\ncommit_policy: replace-context\n"}}, "",
+	r := runHooks(t, []hookDecl{{name: "seed", contract: "binding: on-task-start\ncommit_policy: seed-context\n"}}, "",
 		providertest.Step{Text: "never"})
-	if r.code != 2 || !strings.Contains(r.stderr, "E-RUN-900") || !strings.Contains(r.stderr, "artifacts[2]") || !strings.Contains(r.stderr, "replace-context") {
+	if r.code != 2 || !strings.Contains(r.stderr, "E-RUN-900") || !strings.Contains(r.stderr, "artifacts[2]") || !strings.Contains(r.stderr, "seed-context") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	if len(r.reqs) != 0 {

@@ -62,6 +62,9 @@ type launcher struct {
 	// hooks, once instantiated, to the tools Open put behind them.
 	hookList []hookEntry
 	holder   hookHolder
+	// loops serves run-inference to hooks and tools once the session's
+	// loop exists.
+	loops loopRef
 	// completions stamps task_end with the background commands still
 	// running and hands their exits to the door's bg lane.
 	completions completions
@@ -142,7 +145,7 @@ func (l *launcher) tools() ([]agent.Tool, error) {
 			}
 			g := grantFor(l.c, l.scope, e.Name, l.gws[e.Name], false, osGetenv)
 			lc := &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, host: func() *component.Host {
-				return &component.Host{Input: &l.input, Messages: l.peerSender(), Shell: l.shellExecutor(), Tools: toolInvoker{}}
+				return &component.Host{Input: &l.input, Messages: l.peerSender(), Shell: l.shellExecutor(), Tools: toolInvoker{}, Inference: l.loops.inferenceFor(origin("tool", e.Name))}
 			}}
 			l.lazies = append(l.lazies, lc)
 			if acts, ok, err := l.actTools(e, lc); err != nil {

@@ -158,8 +158,11 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 
 	rt := agent.Runtime{
 		SessionID: dirs.ID, Driver: p.Driver, Runner: p.Runner, Events: s.events,
-		Workdir: dirs.Workdir, BlobDir: dirs.Blobs(), Logs: dirs.Logs(),
+		Workdir: dirs.Workdir, BlobDir: dirs.Blobs(), Logs: dirs.Logs(), OutDir: filepath.Dir(dirs.Result()),
 		Start: s.start, Deadline: p.Deadline, Now: p.Now, Sleep: p.Sleep, Rand: p.Rand,
+	}
+	if s.hooks != nil {
+		rt.Compactor = compactor{s.hooks}
 	}
 	if l != nil {
 		rt.Events = l.completions.stamp(s.events)
@@ -168,6 +171,9 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		rt.Meter = spend.NewMachineMeter(spend.MeterPath(p.MurmurHome), n)
 	}
 	s.loop, err = agent.NewLoop(plan, rt)
+	if err == nil && l != nil {
+		l.loops.set(s.loop)
+	}
 	if err == nil {
 		err = writeMurmurMD(dirs, plan, s.loop.Prompt())
 	}
@@ -405,6 +411,7 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 		out += o.OutputTokens
 	}
 	o.Turns, o.InputTokens, o.OutputTokens = turns, in, out
+	s.endIfCompactionFailed(o)
 	return o
 }
 

@@ -79,7 +79,7 @@ func TestUnhonoured(t *testing.T) {
 		{"record on", "context:\n  record: \"on\"\n  record_store: shared\n  retain: {max_messages: 5, max_age: 30d}\n", "", "", 0},
 		{"record off", "context:\n  record: \"off\"\n", "", "", 0},
 		{"control", "control:\n  settings: [inference.max_tokens]\n", "control", diag.RunNotHonoured, 14},
-		{"compaction", "  compaction:\n    threshold: 0.5\n", "inference.compaction", diag.RunNotHonoured, 14},
+		{"compaction", "  compaction:\n    threshold: 0.5\n    model: m2\n    dump_summaries: true\n    max_tokens: 100\n", "", "", 0},
 		{"otel", "observability:\n  otel_endpoint: http://127.0.0.1:4318\n", "", "", 0},
 		{"door", "network:\n  internal_port: 8080\n  authentication:\n    scheme: bearer\n    credentials:\n      ci: {scopes: [SendMessage]}\n", "", "", 0},
 	}
