@@ -3,13 +3,19 @@ package capsule_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/murmur/mur/internal/act"
+	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/mcp"
 	"github.com/murmur/mur/internal/providertest"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
@@ -361,4 +367,57 @@ func TestACTSessionCredential(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestACTImageThroughMCP: an ACT component's image part reaches an MCP
+// client of the capsule's tool server (the one mur mcp and a process
+// harness use) as an image item after the call's text, through the
+// session's dispatch path; the untyped part stays a file and a line.
+func TestACTImageThroughMCP(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	publish(t, root, "../../drivers/driver-openai", "driver-openai")
+	publishACT(t, root)
+	prov := providertest.Start(t)
+	manifestPath := installManifest(t, root, actManifest, prov.URL)
+	ctx := context.Background()
+	s, err := capsule.Open(ctx, capsule.Options{Manifest: manifestPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := mcp.ServeLoopback(s, mcp.Options{Name: "actcap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: l.URL, HTTPClient: &http.Client{Transport: bearer(l.Token)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "blob", Arguments: map[string]any{}})
+	cs.Close()
+	l.Close()
+	if cerr := s.Close(capsule.Outcome{Status: agent.ExitOK}); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil || res.IsError || len(res.Content) != 2 {
+		t.Fatalf("blob: %+v %v", res, err)
+	}
+	text, ok := res.Content[0].(*sdk.TextContent)
+	if !ok || !strings.Contains(text.Text, "8 bytes of image/png saved as ") || !strings.Contains(text.Text, "3 bytes of application/octet-stream saved as ") {
+		t.Fatalf("text item %#v", res.Content[0])
+	}
+	img, ok := res.Content[1].(*sdk.ImageContent)
+	if !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG\r\n\x1a\n" {
+		t.Fatalf("image item %#v", res.Content[1])
+	}
+}
+
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
