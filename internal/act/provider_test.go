@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
@@ -295,11 +294,7 @@ func TestToolTimeoutMS(t *testing.T) {
 	if r := call(t, tools["session"], `{}`); r.Data != `"kv-1"` {
 		t.Fatalf("session: %+v", r)
 	}
-	start := time.Now()
 	r := call(t, tools["spin"], `{}`)
-	if took := time.Since(start); took > 30*time.Second {
-		t.Fatalf("spin ran %s", took)
-	}
 	if r.Status != agent.StatusFailed || r.Summary != KindTimeout || !strings.HasPrefix(r.Data, "std:timeout: the call ran past the tool's std:timeout-ms (50ms) and was stopped\nThe tool ran out of time") {
 		t.Fatalf("spin: %+v", r)
 	}

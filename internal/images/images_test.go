@@ -73,3 +73,28 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// FuzzDetect: whatever type and bytes a tool sends, an accepted image is
+// one of the sniffed types, its declared type names that same type, and
+// Describe renders it.
+func FuzzDetect(f *testing.F) {
+	f.Add("image/png", png)
+	f.Add("image/jpeg; q=1", []byte("\xff\xd8\xff"))
+	f.Add("IMAGE/PNG", png)
+	f.Add("image/", []byte{})
+	f.Fuzz(func(t *testing.T, mt string, data []byte) {
+		got, ok := Detect(mt, data)
+		if !ok {
+			if got != "" {
+				t.Fatalf("refused with type %q", got)
+			}
+			return
+		}
+		if !sniffed[got] {
+			t.Fatalf("accepted %q", got)
+		}
+		if !strings.HasPrefix(Describe(Image{MediaType: got, Data: data}), "[image "+got+", ") {
+			t.Fatal("Describe")
+		}
+	})
+}
