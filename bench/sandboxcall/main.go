@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/murmur/mur/internal/event"
@@ -47,6 +48,15 @@ type variant struct {
 	name string
 	run  func() error
 	ds   []time.Duration
+	cpu  time.Duration // children's user+system CPU over all calls
+}
+
+// childCPU is the user+system CPU of this process's waited-for children
+// (and theirs): a call's helper, target, bwrap and its own children.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func main() {
@@ -173,11 +183,12 @@ func run(n int, gap time.Duration, bwrap string, hs helpers) error {
 		for j := range vs {
 			v := vs[(i+j)%len(vs)]
 			time.Sleep(gap)
-			t0 := time.Now()
+			c0, t0 := childCPU(), time.Now()
 			if err := v.run(); err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			v.ds = append(v.ds, time.Since(t0))
+			v.cpu += childCPU() - c0
 		}
 	}
 	var base time.Duration
@@ -189,13 +200,13 @@ func run(n int, gap time.Duration, bwrap string, hs helpers) error {
 	}
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("%d calls per variant, interleaved, %v idle before each; load %s\n", n, gap, strings.Join(strings.Fields(string(la))[:3], " "))
-	fmt.Printf("| variant | p50 | p95 | p50 / bwrap p50 |\n| --- | --- | --- | --- |\n")
+	fmt.Printf("| variant | p50 | p95 | p50 / bwrap p50 | CPU per call (children) |\n| --- | --- | --- | --- | --- |\n")
 	for _, v := range vs {
 		ratio := "–"
 		if base > 0 {
 			ratio = fmt.Sprintf("%.2f", float64(pct(v.ds, 50))/float64(base))
 		}
-		fmt.Printf("| %s | %.2f ms | %.2f ms | %s |\n", v.name, ms(pct(v.ds, 50)), ms(pct(v.ds, 95)), ratio)
+		fmt.Printf("| %s | %.2f ms | %.2f ms | %s | %.2f ms |\n", v.name, ms(pct(v.ds, 50)), ms(pct(v.ds, 95)), ratio, ms(v.cpu/time.Duration(len(v.ds))))
 	}
 	return nil
 }
