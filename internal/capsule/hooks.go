@@ -16,6 +16,7 @@ import (
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/eval"
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/hooks"
 	"github.com/murmur/mur/internal/manifest"
@@ -37,6 +38,7 @@ type hookEntry struct {
 // yet: their hooks refuse the launch (E-RUN-900) instead of running with
 // their output dropped.
 var unsupportedPolicies = map[string]string{
+	hooks.PolicyReplaceContext: "context compaction",
 	hooks.PolicySeedContext:    "context seeding",
 }
 
@@ -108,6 +110,16 @@ func (l *launcher) hookEntries() ([]hookEntry, diag.List) {
 		if o := l.c.Observability; o != nil && o.OtelEndpoint != "" {
 			g.Env = append(g.Env, [2]string{"MURMUR_OTEL_ENDPOINT", o.OtelEndpoint})
 		}
+		// observability.eval reaches every hook: murmur/hook-eval scores
+		// with it (internal/eval), and dataset_id is the spec's env row.
+		if o := l.c.Observability; o != nil && o.Eval != nil {
+			if b, err := json.Marshal(o.Eval); err == nil {
+				g.Env = append(g.Env, [2]string{eval.EnvConfig, string(b)})
+			}
+			if o.Eval.DatasetID != "" {
+				g.Env = append(g.Env, [2]string{eval.EnvDataset, o.Eval.DatasetID})
+			}
+		}
 		file, err := componentFile(r, own)
 		if err != nil {
 			ds = append(ds, diag.New(diag.RunNotInstalled, l.c.Pos(field), field, err.Error()))
@@ -177,7 +189,7 @@ func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.D
 		if err != nil {
 			return fail(err)
 		}
-		host := &component.Host{Inference: l.loops.inferenceFor(origin("hook", he.spec.Name))}
+		host := &component.Host{Inference: noHookInference{}}
 		if he.grant.TaskIO {
 			host.TaskIO = sh
 		}
@@ -266,12 +278,6 @@ func (h *sessionHooks) Emit(e event.Event) {
 	switch e.Type {
 	case "inference":
 		if _, failed := e.Fields["error"]; failed {
-			return
-		}
-		if _, byComponent := e.Fields["origin"]; byComponent {
-			// A hook's or tool's own run-inference is not an agent turn:
-			// on-inference follows the loop's responses only, so a hook
-			// that calls the model from on-inference cannot feed itself.
 			return
 		}
 		turn := u32(e.Fields["turn"])
@@ -562,4 +568,12 @@ func (h *sessionHooks) gateShell(ctx context.Context, binary string, args []stri
 		return fmt.Errorf("shell/execute: %s denied by the policy hook %s: %s; nothing ran", binary, d.Hook, d.Reason)
 	}
 	return nil
+}
+
+// noHookInference answers a hook's run-inference in this build: the
+// import links so the hook runs, and every call is an err that says why.
+type noHookInference struct{}
+
+func (noHookInference) RunInference(context.Context, component.InferenceRequest) (component.InferenceResponse, error) {
+	return component.InferenceResponse{}, fmt.Errorf("run-inference: this build of mur does not serve inference to hooks; nothing was sent")
 }

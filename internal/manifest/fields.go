@@ -48,7 +48,7 @@ type Field struct {
 
 const (
 	noSeed   = "seeds come from an on-task-start hook's seed-context, which this build of mur does not commit"
-	noEval   = "read by murmur/hook-eval, which is not in this build of mur"
+	evalRow  = "forwarded to every hook as MURMUR_EVAL_CONFIG (and dataset_id as MURMUR_DATASET_ID); murmur/hook-eval scores with it"
 	hookOnly = "recognized only on a runtime: hook entry: refused in the capsule-wide block when the manifest is read (E-MAN-003)"
 	inertArt = "a capsule-wide concern: on a tool, driver or hook entry it does nothing (W-SEC-006 on a hook)"
 )
@@ -182,11 +182,11 @@ var Fields = concat(
 		r("context.images.max_per_turn", "image limits are not enforced by this build of mur"),
 
 		h("observability.otel_endpoint", "spans exported over OTLP/HTTP"),
-		r("observability.eval.dataset_id", noEval),
-		r("observability.eval.scorers[].expected", noEval),
-		r("observability.eval.scorers[].max", noEval),
-		r("observability.eval.scorers[].name", noEval),
-		r("observability.eval.scorers[].type", noEval),
+		h("observability.eval.dataset_id", evalRow),
+		h("observability.eval.scorers[].expected", evalRow),
+		h("observability.eval.scorers[].max", evalRow),
+		h("observability.eval.scorers[].name", evalRow),
+		h("observability.eval.scorers[].type", evalRow),
 
 		h("trace.capture", "how much of each request trace.jsonl keeps"),
 		h("trace.retain.max_age", "session retention"),
@@ -213,15 +213,8 @@ var Fields = concat(
 		r("inference.alternates[].driver.artifact", "switching drivers needs control:, which is not in this build of mur"),
 		r("inference.alternates[].driver.config", "switching drivers needs control:, which is not in this build of mur"),
 	},
-	[]Field{
-		h("inference.compaction.threshold", "when the on-compaction hooks run: a fraction of the primary choice's input budget"),
-		h("inference.compaction.model", "compaction-event.model, the model the compaction hook's run-inference names"),
-		h("inference.compaction.system_prompt", "compaction-event.system-prompt, passed verbatim to the compaction hook"),
-		h("inference.compaction.system_prompt_file", "compaction-event.system-prompt, read at launch"),
-		h("inference.compaction.dump_summaries", "each committed compaction appended to out/compaction-summaries.jsonl"),
-		h("inference.compaction.max_tokens", "the output cap of run-inference calls made while serving on-compaction"),
-		h("inference.compaction.driver_config", "laid over inference.driver.config for run-inference calls made while serving on-compaction"),
-	},
+	each("inference.compaction.", r, "compaction (an on-compaction hook's replace-context) is not in this build of mur",
+		"driver_config", "dump_summaries", "max_tokens", "model", "system_prompt", "system_prompt_file", "threshold"),
 
 	[]Field{
 		h("lifecycle.task_acceptance", "the door's task queue"),
