@@ -213,8 +213,15 @@ var Fields = concat(
 		r("inference.alternates[].driver.artifact", "switching drivers needs control:, which is not in this build of mur"),
 		r("inference.alternates[].driver.config", "switching drivers needs control:, which is not in this build of mur"),
 	},
-	each("inference.compaction.", r, "compaction (an on-compaction hook's replace-context) is not in this build of mur",
-		"driver_config", "dump_summaries", "max_tokens", "model", "system_prompt", "system_prompt_file", "threshold"),
+	[]Field{
+		h("inference.compaction.threshold", "when the on-compaction hooks run: a fraction of the primary choice's input budget"),
+		h("inference.compaction.model", "compaction-event.model, the model the compaction hook's run-inference names"),
+		h("inference.compaction.system_prompt", "compaction-event.system-prompt, passed verbatim to the compaction hook"),
+		h("inference.compaction.system_prompt_file", "compaction-event.system-prompt, read at launch"),
+		h("inference.compaction.dump_summaries", "each committed compaction appended to out/compaction-summaries.jsonl"),
+		h("inference.compaction.max_tokens", "the output cap of run-inference calls made while serving on-compaction"),
+		h("inference.compaction.driver_config", "laid over inference.driver.config for run-inference calls made while serving on-compaction"),
+	},
 
 	[]Field{
 		h("lifecycle.task_acceptance", "the door's task queue"),
