@@ -192,10 +192,22 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	// The model: an http driver component, or under transport: process a
 	// harness driven by its process driver (internal/process).
+	// The machine's daily token ceiling is the global config's, not the
+	// manifest's; read once, for the plan and the harness's launch checks.
+	var perDay int64
+	if gp, err := config.GlobalPath(); err == nil {
+		g, err := config.Load(gp)
+		if err != nil {
+			return fail(err)
+		}
+		if g.Spend != nil {
+			perDay = g.Spend.MachineTokensPerDay
+		}
+	}
 	var drv agent.Driver
 	var harness *process.Transport
 	if inf.IsProcess() {
-		harness, err = l.harness(ctx, path, stderr)
+		harness, err = l.harness(ctx, path, perDay, stderr)
 	} else {
 		drv, err = l.driver()
 	}
@@ -227,18 +239,6 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	// compilations before the engine closes.
 	prepare(l.lazies)
 
-	// The machine's daily token ceiling is the global config's, not the
-	// manifest's.
-	var perDay int64
-	if gp, err := config.GlobalPath(); err == nil {
-		g, err := config.Load(gp)
-		if err != nil {
-			return fail(err)
-		}
-		if g.Spend != nil {
-			perDay = g.Spend.MachineTokensPerDay
-		}
-	}
 	var skillText string
 	if name := inf.SystemPromptArtifact; name != "" {
 		if skillText, err = l.skillText(name); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/component"
-	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/conversation"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/manifest"
@@ -26,9 +25,11 @@ import (
 
 // harness loads the transport: process driver of inference.driver.artifact
 // and runs its launch checks (internal/process): the capsule is refused
-// before any session exists when one fails. W-RUN-002 goes to stderr. The
-// transport is completed with the session's places in bindHarness.
-func (l *launcher) harness(ctx context.Context, manifestPath string, stderr io.Writer) (*process.Transport, error) {
+// before any session exists when one fails. perDay is the machine's daily
+// ceiling Open read, the one the plan carries. W-RUN-002 goes to stderr.
+// The transport is completed from the session's plan and places in
+// bindHarness.
+func (l *launcher) harness(ctx context.Context, manifestPath string, perDay int64, stderr io.Writer) (*process.Transport, error) {
 	inf := l.c.Inference
 	name := inf.Driver.Artifact
 	r, ok := l.res.Get(name)
@@ -64,7 +65,7 @@ func (l *launcher) harness(ctx context.Context, manifestPath string, stderr io.W
 	ceiling := ""
 	if inf.MaxSessionTokens != nil {
 		ceiling = "inference.max_session_tokens"
-	} else if g, err := globalSpend(); err == nil && g > 0 {
+	} else if perDay > 0 {
 		ceiling = "spend.machine_tokens_per_day"
 	}
 	t, warn, err := process.Open(ctx, process.Launch{
@@ -78,20 +79,6 @@ func (l *launcher) harness(ctx context.Context, manifestPath string, stderr io.W
 	for _, w := range warn {
 		fmt.Fprintln(stderr, w.String())
 	}
-	if inf.Model != "" {
-		m := inf.Model
-		t.Model = &m
-	}
-	if dc := inf.Driver.Config; dc != nil {
-		b, err := dc.JSON()
-		if err != nil {
-			t.Close()
-			return nil, fmt.Errorf("inference.driver.config: %w", err)
-		}
-		s := string(b)
-		t.Config = &s
-	}
-	t.MaxTurns = int(deref(inf.MaxTurns))
 	l.harnessBin = t.Binary
 	return t, nil
 }
@@ -113,26 +100,23 @@ func (l *launcher) nearest(field string) diag.Pos {
 	return l.c.Pos("inference.driver.artifact")
 }
 
-// globalSpend is the global config's spend.machine_tokens_per_day; 0 when
-// unset.
-func globalSpend() (int64, error) {
-	gp, err := config.GlobalPath()
-	if err != nil {
-		return 0, err
+// bindHarness completes the transport once the session exists: from the
+// session's plan (the one resolver every task runs from) the model, the
+// driver config, the turn limit and the spend ceilings; its folders, the
+// session's environment row, the event stream, the composed prompt, the
+// harness session map, the sandbox it starts the harness in and the
+// loopback tool server. The perDay argument is the plan's
+// MachineTokensPerDay, which the plan is read for.
+func (s *Session) bindHarness(t *process.Transport, prompt agent.Prompt, _ int64, murmurHome string) error {
+	d, plan := s.dirs, s.plan
+	if m := plan.Inference.Model; m != "" {
+		t.Model = &m
 	}
-	g, err := config.Load(gp)
-	if err != nil || g.Spend == nil {
-		return 0, err
+	if plan.DriverConfig != nil {
+		c := string(plan.DriverConfig)
+		t.Config = &c
 	}
-	return g.Spend.MachineTokensPerDay, nil
-}
-
-// bindHarness completes the transport once the session exists: its
-// folders, the session's environment row, the event stream, the composed
-// prompt, the spend ceilings, the harness session map, the sandbox it
-// starts the harness in and the loopback tool server.
-func (s *Session) bindHarness(t *process.Transport, prompt agent.Prompt, perDay int64, murmurHome string) error {
-	d := s.dirs
+	t.MaxTurns = int(deref(plan.Inference.MaxTurns))
 	t.Workdir, t.Logs, t.Events = d.Workdir, d.Logs(), s.events
 	t.Env.Session = [][2]string{{"MURMUR_RUNTIME_DIR", d.Runtime()}, {"MURMUR_RECORDS_DIR", d.Records}}
 	if prompt.Set {
@@ -141,14 +125,14 @@ func (s *Session) bindHarness(t *process.Transport, prompt agent.Prompt, perDay 
 	}
 	// The harness's turns are charged here; the agent loop makes no call
 	// under this transport, so its own ceilings stay unused.
-	c := s.l.c
-	if n := deref(c.Inference.MaxSessionTokens); n > 0 {
+	if n := deref(plan.Inference.MaxSessionTokens); n > 0 {
 		t.Session = spend.NewSessionCeiling(n)
 		t.Ceilings = append(t.Ceilings, t.Session)
 	}
-	if perDay > 0 {
-		t.Ceilings = append(t.Ceilings, spend.NewMachineMeter(spend.MeterPath(murmurHome), perDay))
+	if n := plan.MachineTokensPerDay; n > 0 {
+		t.Ceilings = append(t.Ceilings, spend.NewMachineMeter(spend.MeterPath(murmurHome), n))
 	}
+	c := s.l.c
 	pol, err := conversation.PolicyFor(c, murmurHome)
 	if err != nil {
 		return err
