@@ -32,3 +32,17 @@ test-process-cli: drivers guests tools/harness-cli/node_modules/.package-lock.js
 	MUR_HARNESS_CLI=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/run_process_(claude_code|codex)$$' ./cmd/mur/
 
 CI_TARGETS += test-process-cli
+
+# make bench-harness-launch   what mur adds to starting a harness (the
+#                             driver's calls, the environment rows, the
+#                             sandbox, the loopback tool server) over
+#                             exec'ing it directly, interleaved pairs
+#                             (bench/harnesslaunch; goal ≤ 30 ms; root;
+#                             not in CI; figures in bench/RESULTS.md)
+.PHONY: bench-harness-launch
+
+bench-harness-launch: guests
+	@mkdir -p build/bench
+	$(GO) build -o build/bench/harness-fake ./tools/harness-fake
+	$(GO) build -o build/bench/harnesslaunch ./bench/harnesslaunch
+	build/bench/harnesslaunch -driver $(GUEST_OUT)/process-driver-skeleton-go.wasm -harness build/bench/harness-fake -n $(or $(N),100)
