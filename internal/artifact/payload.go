@@ -44,13 +44,16 @@ func (b *Built) ComponentFile() (f Entry, i int, ok bool) {
 	return Entry{}, -1, false
 }
 
-// ComponentID names the component file rel of the package with digest
-// the way a launch keys the compile cache for it (the launch's
-// componentID: the verified package digest and the file's path in the
-// installed tree, tools/<name>/<rel>), so mur build can compile it into
-// the cache the first run reads.
-func ComponentID(digest, name, rel string) [32]byte {
-	return sha256.Sum256([]byte("mur-component\x00" + digest + "\x00tools/" + name + "/" + rel))
+// InstallPath is where file rel of the package named name sits in an
+// installed tree: tools/<name>/<rel>.
+func InstallPath(name, rel string) string { return "tools/" + name + "/" + rel }
+
+// ComponentID keys the compile cache for the component at installPath
+// (InstallPath) of the package with digest: the one formula mur build,
+// which compiles a component into the cache, and a launch, which reads
+// it there, share.
+func ComponentID(digest, installPath string) [32]byte {
+	return sha256.Sum256([]byte("mur-component\x00" + digest + "\x00" + installPath))
 }
 
 // CheckNative refuses a native artifact with no executable built for

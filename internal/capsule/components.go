@@ -2,7 +2,6 @@ package capsule
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/murmur/mur/internal/agent"
 	"github.com/murmur/mur/internal/agent/wasmtool"
+	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/gateway"
 	"github.com/murmur/mur/internal/manifest"
@@ -149,7 +149,7 @@ func componentID(r *store.Resolved, file string) *[32]byte {
 	}
 	for rel, host := range r.Files {
 		if host == file {
-			id := sha256.Sum256([]byte("mur-component\x00" + r.Digest + "\x00" + rel))
+			id := artifact.ComponentID(r.Digest, rel)
 			return &id
 		}
 	}

@@ -86,7 +86,7 @@ func checkComponent(b *artifact.Built) (checked string, ds diag.List) {
 		return "", diag.List{diag.New(diag.BldComponent, pos, field, err.Error())}
 	}
 	defer rt.Close()
-	c, err := rt.CompileFrom(artifact.ComponentID(b.Digest, a.Name, f.Path), func() ([]byte, error) { return f.Data, nil })
+	c, err := rt.CompileFrom(artifact.ComponentID(b.Digest, artifact.InstallPath(a.Name, f.Path)), func() ([]byte, error) { return f.Data, nil })
 	if err != nil {
 		return "", diag.List{diag.New(diag.BldComponent, pos, field, fmt.Sprintf("%q does not compile: %s; rebuild it with tools/guest/build.sh", f.Path, oneLine(act.CompileError(a.Name, err))))}
 	}

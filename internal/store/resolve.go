@@ -132,7 +132,7 @@ func stored(ref artifact.Ref, role, digest, dir string, names []string, mf []byt
 		if n == "murmur.yaml" {
 			continue
 		}
-		files[filepath.ToSlash(filepath.Join("tools", ref.Name, n))] = filepath.Join(dir, filepath.FromSlash(n))
+		files[artifact.InstallPath(ref.Name, n)] = filepath.Join(dir, filepath.FromSlash(n))
 	}
 	return &Resolved{Name: ref.Full(), Version: ref.Version, Role: role, Digest: digest, Dir: dir, Files: files, Manifest: mf}
 }
@@ -185,7 +185,7 @@ func (p *Project) resolveLocal(i int, e Entry) (*Resolved, error) {
 		return nil, diag.New(diag.IONotFound, diag.Pos{}, field, fmt.Sprintf("skill source path not found: %s", src))
 	}
 	r := &Resolved{Name: e.Name, Version: "local", Role: e.Role, Local: true, Files: map[string]string{}}
-	base := "tools/" + e.Name + "/"
+	base := artifact.InstallPath(e.Name, "")
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return nil, diag.New(diag.BldPath, diag.Pos{}, field, fmt.Sprintf("skill source refused: %s is a symlink", src))
