@@ -56,6 +56,10 @@ artifacts:
 capabilities:
   shell:
     allow: [sh]
+  limits:
+    # A fleet of 100 on 2 cores takes minutes to fill: the first capsule
+    # must still be waiting, not past its deadline, when the last arrives.
+    deadline_seconds: 3600
 inference:
   transport: http
   model: gpt-4o-mini
