@@ -374,7 +374,11 @@ func (r *run) read(ctx context.Context) agent.Outcome {
 	idle := time.NewTimer(r.idle())
 	defer idle.Stop()
 	// Once the harness has exited, what it wrote before is still read;
-	// a process it left holding stdout is given a second, no more.
+	// a process it left holding stdout is given a second after the last
+	// line, no more. A line that is ready when the second ends is read
+	// first (select picks at random among ready cases), and each line
+	// restarts the second, so a loaded machine's slow reader does not cut
+	// the output short.
 	ended := r.ended
 	var settle <-chan time.Time
 	reset := func() {
@@ -398,40 +402,60 @@ func (r *run) read(ctx context.Context) agent.Outcome {
 		case <-ended:
 			ended, settle = nil, time.After(time.Second)
 		case <-settle:
-			return r.exited(ctx)
-		case l, ok := <-r.lines:
-			if !ok {
-				return r.exited(ctx)
-			}
-			// select picks at random among ready cases: a line that came
-			// with the cancel must not be parsed under the ended context
-			// (the driver call would fail and the task read as failed).
-			if ctx.Err() != nil {
-				return r.cancel(ctx)
-			}
-			reset()
-			if l.err != nil {
-				r.kill()
-				return r.fail(diag.RunTaskFailed, "harness", "harness output: "+l.err.Error())
-			}
-			r.lineNo++
-			evs, err := r.t.Driver.ParseLine(ctx, l.text)
-			if err != nil {
-				r.kill()
-				why := err.Error()
-				var de *component.DriverError
-				if errors.As(err, &de) {
-					why = de.Msg // the driver's own words; a trap keeps its context
-				}
-				return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("harness output line %d: process driver '%s' could not read it: %s", r.lineNo, r.t.DriverName, why))
-			}
-			for _, ev := range evs {
-				if o, done := r.handle(ev); done {
+			select {
+			case l, ok := <-r.lines:
+				if o, done := r.line(ctx, l, ok, reset); done {
 					return o
 				}
+				settle = time.After(time.Second)
+			default:
+				return r.exited(ctx)
+			}
+		case l, ok := <-r.lines:
+			if o, done := r.line(ctx, l, ok, reset); done {
+				return o
+			}
+			if ended == nil {
+				settle = time.After(time.Second)
 			}
 		}
 	}
+}
+
+// line handles one receive from the reader: a line of output, or its
+// end (ok false). done says the task is over with o.
+func (r *run) line(ctx context.Context, l lineOrErr, ok bool, reset func()) (o agent.Outcome, done bool) {
+	if !ok {
+		return r.exited(ctx), true
+	}
+	// select picks at random among ready cases: a line that came
+	// with the cancel must not be parsed under the ended context
+	// (the driver call would fail and the task read as failed).
+	if ctx.Err() != nil {
+		return r.cancel(ctx), true
+	}
+	reset()
+	if l.err != nil {
+		r.kill()
+		return r.fail(diag.RunTaskFailed, "harness", "harness output: "+l.err.Error()), true
+	}
+	r.lineNo++
+	evs, err := r.t.Driver.ParseLine(ctx, l.text)
+	if err != nil {
+		r.kill()
+		why := err.Error()
+		var de *component.DriverError
+		if errors.As(err, &de) {
+			why = de.Msg // the driver's own words; a trap keeps its context
+		}
+		return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("harness output line %d: process driver '%s' could not read it: %s", r.lineNo, r.t.DriverName, why)), true
+	}
+	for _, ev := range evs {
+		if o, done := r.handle(ev); done {
+			return o, true
+		}
+	}
+	return agent.Outcome{}, false
 }
 
 // exited is the end of a harness that closed its output without

@@ -443,3 +443,15 @@ func TestSessionMap(t *testing.T) {
 		t.Fatalf("stateless task: %+v", o)
 	}
 }
+
+// TestOutputAfterExitKeepsComing: a harness that exits leaving a process
+// that still prints is read while that output keeps coming (each line
+// restarts the one-second window), so a result printed 1.2 s after the
+// exit, 0.6 s after the line before it, ends the task ok.
+func TestOutputAfterExitKeepsComing(t *testing.T) {
+	tr, _ := newTransport(t, skeleton(t))
+	o := tr.RunTask(context.Background(), agent.Task{ID: "tsk_1", Text: script("linger 0.6 late but whole")})
+	if o.Status != agent.ExitOK || o.Answer != "late but whole" {
+		t.Fatalf("outcome = %+v", o)
+	}
+}

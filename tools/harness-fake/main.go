@@ -17,6 +17,9 @@
 //	noise LINES         print LINES progress lines
 //	badjson             print a line that is not JSON
 //	die CODE            exit with CODE at once
+//	linger SECONDS TEXT exit 0 at once, leaving a child holding stdout that
+//	                    prints a text line "lingering" after SECONDS, then
+//	                    result TEXT after SECONDS more
 //	env                 a text line listing the environment, sorted
 //	args                a text line with the arguments
 //	stdin-stop          wait for a line "stop" on stdin, then print
@@ -43,6 +46,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -62,6 +66,14 @@ func emit(v map[string]any) {
 
 func main() {
 	args := os.Args[1:]
+	if len(args) == 3 && args[0] == "--linger-child" {
+		d, _ := strconv.ParseFloat(args[1], 64)
+		time.Sleep(time.Duration(d * float64(time.Second)))
+		emit(map[string]any{"type": "text", "text": "lingering"})
+		time.Sleep(time.Duration(d * float64(time.Second)))
+		emit(map[string]any{"type": "result", "text": args[2]})
+		return
+	}
 	if len(args) > 0 && args[0] == "--version" {
 		base := filepath.Base(os.Args[0])
 		switch {
@@ -174,6 +186,15 @@ func main() {
 		case "die":
 			c, _ := strconv.Atoi(rest)
 			os.Exit(c)
+		case "linger":
+			secs, text, _ := strings.Cut(rest, " ")
+			child := exec.Command(os.Args[0], "--linger-child", secs, text)
+			child.Stdout, child.Stderr = os.Stdout, os.Stderr
+			if err := child.Start(); err != nil {
+				emit(map[string]any{"type": "error", "message": err.Error()})
+				os.Exit(1)
+			}
+			os.Exit(0)
 		case "env":
 			env := os.Environ()
 			sort.Strings(env)
