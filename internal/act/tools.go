@@ -211,7 +211,9 @@ func (t *tool) Call(ctx context.Context, input json.RawMessage) (agent.Result, e
 		// The tool's own std:timeout-ms ended the call (not the task's
 		// context, nor capabilities.limits.deadline_seconds, which is
 		// reported as any WASM tool's): the model reads std:timeout.
-		if own && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && (errors.Is(err, cm.ErrDeadline) || errors.Is(err, context.DeadlineExceeded)) {
+		// The store's epoch check can see the deadline pass before the
+		// context's own timer marks it done, so the clock decides.
+		if d, _ := ctx.Deadline(); own && parent.Err() == nil && !time.Now().Before(d) && (errors.Is(err, cm.ErrDeadline) || errors.Is(err, context.DeadlineExceeded)) {
 			t.c.lost(err)
 			return refusal(KindTimeout, fmt.Sprintf("the call ran past the tool's %s (%s) and was stopped", MetaTimeoutMS, limit)), nil
 		}
