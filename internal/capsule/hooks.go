@@ -38,8 +38,7 @@ type hookEntry struct {
 // yet: their hooks refuse the launch (E-RUN-900) instead of running with
 // their output dropped.
 var unsupportedPolicies = map[string]string{
-	hooks.PolicyReplaceContext: "context compaction",
-	hooks.PolicySeedContext:    "context seeding",
+	hooks.PolicySeedContext: "context seeding",
 }
 
 // hookEntries reads every runtime: hook entry: the contract fields from
@@ -189,7 +188,7 @@ func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.D
 		if err != nil {
 			return fail(err)
 		}
-		host := &component.Host{Inference: noHookInference{}}
+		host := &component.Host{Inference: l.loops.inferenceFor(origin("hook", he.spec.Name))}
 		if he.grant.TaskIO {
 			host.TaskIO = sh
 		}
@@ -278,6 +277,12 @@ func (h *sessionHooks) Emit(e event.Event) {
 	switch e.Type {
 	case "inference":
 		if _, failed := e.Fields["error"]; failed {
+			return
+		}
+		if _, byComponent := e.Fields["origin"]; byComponent {
+			// A hook's or tool's own run-inference is not an agent turn:
+			// on-inference follows the loop's responses only, so a hook
+			// that calls the model from on-inference cannot feed itself.
 			return
 		}
 		turn := u32(e.Fields["turn"])
@@ -568,12 +573,4 @@ func (h *sessionHooks) gateShell(ctx context.Context, binary string, args []stri
 		return fmt.Errorf("shell/execute: %s denied by the policy hook %s: %s; nothing ran", binary, d.Hook, d.Reason)
 	}
 	return nil
-}
-
-// noHookInference answers a hook's run-inference in this build: the
-// import links so the hook runs, and every call is an err that says why.
-type noHookInference struct{}
-
-func (noHookInference) RunInference(context.Context, component.InferenceRequest) (component.InferenceResponse, error) {
-	return component.InferenceResponse{}, fmt.Errorf("run-inference: this build of mur does not serve inference to hooks; nothing was sent")
 }
