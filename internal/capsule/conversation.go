@@ -105,7 +105,8 @@ func (s *Session) openConversation(cv Conversation) *diag.Diagnostic {
 // beginTask opens t's context: a task without one gets the launch's
 // (--context or --resume) when it is the launch task, else a new one. It
 // returns the history the task starts from and the log its messages go
-// to; a record that cannot be opened or read fails the task.
+// to (neither under transport: process); a record that cannot be opened
+// or read fails the task.
 func (s *Session) beginTask(t *Task, launch bool) ([]agent.Message, *conversation.TaskLog, error) {
 	if t.ContextID == "" && launch {
 		t.ContextID = s.conv.Policy().LaunchContext
@@ -116,6 +117,11 @@ func (s *Session) beginTask(t *Task, launch bool) ([]agent.Message, *conversatio
 			return nil, nil, err
 		}
 		t.ContextID = id
+	}
+	// Under transport: process the harness holds the conversation: no
+	// record is written (spec 004), only the harness session map.
+	if s.harness != nil {
+		return nil, nil, nil
 	}
 	return s.conv.Begin(t.ContextID, s.dirs.ID, t.ID)
 }
