@@ -64,6 +64,8 @@ func init() {
 var runComponents = []struct{ dir, name string }{
 	{"../../drivers/driver-openai", "driver-openai"},
 	{"../../examples/file-go", "file-go"},
+	{"../../hooks/hook-compact", "hook-compact"},
+	{"../../hooks/hook-debug", "hook-debug"},
 }
 
 // guests is what the run scripts share within one test process: the
