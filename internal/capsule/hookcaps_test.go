@@ -192,3 +192,33 @@ func TestHookReopenTurnCap(t *testing.T) {
 		t.Errorf("session_end = %v", end)
 	}
 }
+
+// TestJSHook: examples/hook-gate-js, a hook written in JavaScript and
+// built with componentize-js, runs through mur run as the Go hooks do: as
+// an on-tool-call policy hook its thrown error denies file-go (nothing is
+// written, the model reads the reason), and as an on-task-end hook it
+// reads the task through murmur:task-io/read and reopens it with what it
+// read.
+func TestJSHook(t *testing.T) {
+	r := runHooks(t, []hookDecl{
+		{name: "jsgate", guest: "hook-gate-js", contract: "binding: on-tool-call\ncommit_policy: deny\n"},
+		{name: "jsreopen", guest: "hook-gate-js", contract: "binding: on-task-end\ncommit_policy: reopen-task\n", entry: "    capabilities:\n      task_io:\n        read: true\n"},
+	}, "",
+		providertest.Step{Calls: []providertest.Call{{ID: "c1", Name: "file-go", Input: `{"op":"write","path":"out.txt","content":"hi"}`}}, InputTokens: 10, OutputTokens: 5},
+		providertest.Step{Text: "First answer.", InputTokens: 10, OutputTokens: 3},
+		providertest.Step{Text: "Second answer.", InputTokens: 10, OutputTokens: 3},
+	)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(r.workdir, "out.txt")); err == nil {
+		t.Fatal("the call the JS policy hook denied wrote out.txt")
+	}
+	if raw := string(r.reqs[1].Raw); !strings.Contains(raw, "denied by the policy hook murmur/jsgate: file-go is not allowed by hook-gate-js") {
+		t.Fatalf("the model did not read the JS hook's reason: %s", raw)
+	}
+	re := r.of("task_reopened")
+	if len(re) != 1 || re[0]["feedback"] != `hook-gate-js read "do the work" and the answer "First answer."` {
+		t.Fatalf("task_reopened = %v", re)
+	}
+}

@@ -22,13 +22,18 @@ type hookDecl struct {
 	name     string // bare name, published as murmur/<name>
 	contract string // lines of the hook's own murmur.yaml
 	entry    string // lines under the capsule entry (indented 4)
+	guest    string // the built component; "" is hook-probe-go
 }
 
-// publishHook publishes examples/hook-probe-go's component as murmur/<name>
-// with the given contract fields.
+// publishHook publishes the hook's component (examples/hook-probe-go's
+// unless it names another) as murmur/<name> with the given contract fields.
 func publishHook(t *testing.T, root string, h hookDecl) {
 	t.Helper()
-	b, err := os.ReadFile(guesttest.File(t, "hook-probe-go"))
+	guest := h.guest
+	if guest == "" {
+		guest = "hook-probe-go"
+	}
+	b, err := os.ReadFile(guesttest.File(t, guest))
 	if err != nil {
 		t.Fatal(err)
 	}

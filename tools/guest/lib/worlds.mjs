@@ -47,6 +47,12 @@ const NOT_FOR_JS = new Set([
   'import murmur:message/send@0.1.0;',
 ]);
 
+// A JavaScript hook exports the lifecycle without the hook world's
+// murmur:runtime/inference import: that interface uses lifecycle's
+// message record, and componentize-js, keeping imports whole, then
+// imports murmur:hook/lifecycle itself, which no host defines.
+const JS_BASE = { hook: 'export murmur:hook/lifecycle@0.5.0;' };
+
 // rootWorld renders the generated world for role; js for a componentize-js
 // build.
 export function rootWorld(role, { js = false } = {}) {
@@ -54,5 +60,6 @@ export function rootWorld(role, { js = false } = {}) {
   if (!parts) throw new Error(`unknown role "${role}": want one of ${Object.keys(ROLES).join(', ')}`);
   const [base, ...all] = parts;
   const extra = js ? all.filter((line) => !NOT_FOR_JS.has(line)) : all;
-  return `world ${ROOT_WORLD} {\n  include ${base};\n  ${extra.join('\n  ')}\n}\n`;
+  const head = js && JS_BASE[role] ? JS_BASE[role] : `include ${base};`;
+  return `world ${ROOT_WORLD} {\n  ${head}\n  ${extra.join('\n  ')}\n}\n`;
 }
