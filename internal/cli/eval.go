@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/murmur/mur/internal/capsule"
 	"github.com/murmur/mur/internal/eval"
 )
 
@@ -94,8 +97,171 @@ is scored in only one of them.`,
 		},
 	}
 	diff.Flags().BoolVar(&diffJSON, "json", false, "print the comparison as one JSON document")
-	cmd.AddCommand(show, diff)
+	cmd.AddCommand(show, diff, newEvalRunCmd(env))
 	return cmd
+}
+
+func newEvalRunCmd(env *Env) *cobra.Command {
+	var (
+		manifestPath string
+		asJSON       bool
+	)
+	run := &cobra.Command{
+		Use:   "run DATASET",
+		Short: "Run each task of a dataset through the capsule, one session each, and print one report of their scores",
+		Long: `Run reads DATASET, a JSON Lines file of tasks ({"id": "…", "task": "…"}
+per line; id defaults to the line number), and runs each task through the
+capsule at --manifest as mur run --task does, one session per task, one
+after another. Each session is scored by the capsule's murmur/hook-eval;
+the report lists each task's session, exit status and scores, then each
+scorer's passes across the dataset. Exit status 1 when any score failed
+or a session wrote no scores.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := needProject(cmd, manifestPath); err != nil {
+				return err
+			}
+			tasks, err := readDataset(args[0])
+			if err != nil {
+				return usageError(err)
+			}
+			rep := evalReport{Dataset: args[0]}
+			ok := true
+			for _, t := range tasks {
+				s, err := capsule.Open(env.Ctx, capsule.Options{Manifest: manifestPath, LaunchTask: t.Task, Stderr: env.Stderr})
+				if err != nil {
+					return &ExitError{Code: reportRefusal(env, err), Silent: true}
+				}
+				out := s.RunLaunchTask(env.Ctx, nil)
+				closeSession(env, s, out)
+				r := evalRun{ID: t.ID, Session: s.ID(), ExitStatus: string(out.Status)}
+				if r.Scores, err = evalRecords(s.Dirs().Records); err != nil {
+					r.Error = err.Error()
+					ok = false
+				}
+				for _, sc := range r.Scores {
+					if sc.Event == "score" && !passed(sc) {
+						ok = false
+					}
+				}
+				rep.Runs = append(rep.Runs, r)
+			}
+			rep.total()
+			if asJSON {
+				if err := writeJSON(env.Stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				rep.print(env.Stdout)
+			}
+			if !ok {
+				return &ExitError{Code: ExitFailed, Silent: true}
+			}
+			return nil
+		},
+	}
+	run.Flags().StringVar(&manifestPath, "manifest", "murmur.yaml", "capsule manifest")
+	run.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON document")
+	return run
+}
+
+// datasetTask is one line of a dataset.
+type datasetTask struct {
+	ID   string `json:"id"`
+	Task string `json:"task"`
+}
+
+// readDataset reads a JSON Lines dataset; every line needs a task.
+func readDataset(path string) ([]datasetTask, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []datasetTask
+	for n, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var t datasetTask
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&t); err != nil || t.Task == "" {
+			return nil, fmt.Errorf("%s:%d: want {\"id\": \"…\", \"task\": \"…\"} with a task", path, n+1)
+		}
+		if t.ID == "" {
+			t.ID = strconv.Itoa(n + 1)
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no tasks", path)
+	}
+	return out, nil
+}
+
+// evalReport is mur eval run's report.
+type evalReport struct {
+	Dataset string        `json:"dataset"`
+	Runs    []evalRun     `json:"runs"`
+	Scorers []scorerTotal `json:"scorers"`
+}
+
+type evalRun struct {
+	ID         string        `json:"id"`
+	Session    string        `json:"session"`
+	ExitStatus string        `json:"exit_status"`
+	Scores     []eval.Record `json:"scores"`
+	Error      string        `json:"error,omitempty"`
+}
+
+type scorerTotal struct {
+	Scorer string `json:"scorer"`
+	Passed int    `json:"passed"`
+	Scored int    `json:"scored"`
+}
+
+// total counts each scorer's passes over the runs, in first-seen order.
+func (r *evalReport) total() {
+	at := map[string]int{}
+	for _, run := range r.Runs {
+		for _, s := range run.Scores {
+			if s.Event != "score" {
+				continue
+			}
+			i, ok := at[s.Scorer]
+			if !ok {
+				i = len(r.Scorers)
+				at[s.Scorer] = i
+				r.Scorers = append(r.Scorers, scorerTotal{Scorer: s.Scorer})
+			}
+			r.Scorers[i].Scored++
+			if passed(s) {
+				r.Scorers[i].Passed++
+			}
+		}
+	}
+}
+
+func (r *evalReport) print(w io.Writer) {
+	for _, run := range r.Runs {
+		n, p := 0, 0
+		for _, s := range run.Scores {
+			if s.Event == "score" {
+				n++
+				if passed(s) {
+					p++
+				}
+			}
+		}
+		fmt.Fprintf(w, "%-12s %s  %-10s %d/%d scores passed", run.ID, run.Session, run.ExitStatus, p, n)
+		if run.Error != "" {
+			fmt.Fprintf(w, "  %s", run.Error)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, s := range r.Scorers {
+		fmt.Fprintf(w, "%-20s passed %d of %d\n", s.Scorer, s.Passed, s.Scored)
+	}
 }
 
 // evalRecords reads the eval.jsonl of the session arg names.
