@@ -22,7 +22,7 @@ hooks:
 
 test-hooks: guests drivers hooks
 	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 15m ./internal/hooks/
-	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m -run 'TestHook|TestPolicyHook|TestAsyncHook|TestCompaction' ./internal/capsule/
+	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 20m -run 'TestHook|TestPolicyHook|TestAsyncHook|TestCompaction|TestJSHook|TestCheckStageManifest' ./internal/capsule/
 
 bench-hooks: guests
 	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run '^$$' -bench BlockingDispatch -benchtime 5000x -count 3 ./internal/hooks/
