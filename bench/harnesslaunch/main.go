@@ -68,6 +68,8 @@ func (discard) Emit(event.Event) {}
 
 const script = "result ok\n"
 
+var errRun = errors.New("the run through mur failed")
+
 func run(n int, gap time.Duration, drvPath, harness string) error {
 	if harness == "" {
 		return errors.New("-harness is required")
@@ -167,10 +169,15 @@ func run(n int, gap time.Duration, drvPath, harness string) error {
 		}
 		return nil
 	}
+	// A run that fails is counted and reported with the harness's log,
+	// not timed: the figure is about launches that worked.
+	var failed []string
 	viaMur := func(i int) error {
 		o := tr.RunTask(ctx, agent.Task{ID: fmt.Sprintf("tsk_%d", i), Text: script})
 		if o.Status != agent.ExitOK || o.Answer != "ok" {
-			return fmt.Errorf("mur: outcome %+v", o)
+			log, _ := os.ReadFile(filepath.Join(dirs["logs"], "harness.log"))
+			failed = append(failed, fmt.Sprintf("%s: %s (harness.log: %q)", o.Code, o.Reason, log))
+			return errRun
 		}
 		return nil
 	}
@@ -196,14 +203,24 @@ func run(n int, gap time.Duration, drvPath, harness string) error {
 				dd = time.Since(t0)
 			} else {
 				if err := viaMur(i); err != nil {
-					return err
+					md = -1
+					continue
 				}
 				md = time.Since(t0)
 			}
 		}
+		if md < 0 {
+			continue
+		}
 		ds, ms, diffs = append(ds, dd), append(ms, md), append(diffs, md-dd)
 	}
-	fmt.Printf("harness launch to exit, %d interleaved pairs (gap %s):\n", n, gap)
+	if len(ms) == 0 {
+		return fmt.Errorf("every run through mur failed: %v", failed)
+	}
+	fmt.Printf("harness launch to exit, %d interleaved pairs (gap %s), %d runs through mur failed:\n", len(ms), gap, len(failed))
+	for _, f := range failed {
+		fmt.Println("  failed:", f)
+	}
 	for _, v := range []struct {
 		name string
 		d    []time.Duration
