@@ -68,7 +68,7 @@ func TestActInfo(t *testing.T) {
 			Metadata map[string]any `json:"metadata"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.Name != "kv" || !doc.Sessions || len(doc.Tools) != 5 || doc.Tools[4].Metadata["std:read-only"] != true {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.Name != "kv" || !doc.Sessions || len(doc.Tools) != 7 || doc.Tools[4].Metadata["std:read-only"] != true || doc.Tools[5].Metadata["std:timeout-ms"] != float64(50) {
 		t.Fatalf("--json %d %v: %s", code, err, out)
 	}
 	code, _, errs = runMur(t, "act", "info", kvFile(t, true))
