@@ -86,6 +86,13 @@ func newFixture(t *testing.T) *fixture {
 	if err := os.WriteFile(f.mur, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The sandbox's helper make build puts beside mur, which mur starts
+	// from beside itself (without it mur re-executes itself).
+	if h, err := os.ReadFile(filepath.Join(filepath.Dir(bin), "mur-sandbox")); err == nil {
+		if err := os.WriteFile(filepath.Join(root, "bin", "mur-sandbox"), h, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The compile cache is keyed by each component's verified identity,
 	// so it is kept beside the components between suite runs: only the
 	// first run after a rebuild compiles them. It is linked before any mur
