@@ -25,8 +25,9 @@ func newEvalCmd(env *Env) *cobra.Command {
 	}
 	var showJSON bool
 	show := &cobra.Command{
-		Use:   "show SESSION",
-		Short: "Print a session's scores: each scorer, passed or failed, the value measured and its bound",
+		Use:     "show SESSION",
+		Example: "  mur eval show ses_01J9Z3\n  mur eval show --json ses_01J9Z3",
+		Short:   "Print a session's scores: each scorer, passed or failed, the value measured and its bound",
 		Long: `Print the scores murmur/hook-eval wrote for a session in its records
 directory's hooks/eval.jsonl: one line per scorer (exit_ok, max_turns,
 max_tokens, tool_sequence) with passed or FAILED, the value measured and
@@ -57,8 +58,9 @@ show takes. Exit status 1 when a scorer failed.`,
 	show.Flags().BoolVar(&showJSON, "json", false, "print the records as one JSON array")
 	var diffJSON bool
 	diff := &cobra.Command{
-		Use:   "diff A B",
-		Short: "Compare two sessions' scores scorer by scorer",
+		Use:     "diff A B",
+		Example: "  mur eval diff ses_01J9Z3 ses_01J9Z4",
+		Short:   "Compare two sessions' scores scorer by scorer",
 		Long: `Compare two sessions' hooks/eval.jsonl scorer by scorer (matched by
 scorer name): passed in each, and the value each measured. Exit status 0
 when every scorer passed or failed alike in both, 1 when one differs or
@@ -107,8 +109,9 @@ func newEvalRunCmd(env *Env) *cobra.Command {
 		asJSON       bool
 	)
 	run := &cobra.Command{
-		Use:   "run DATASET",
-		Short: "Run each task of a dataset through the capsule, one session each, and print one report of their scores",
+		Use:     "run DATASET",
+		Example: "  mur eval run dataset.jsonl",
+		Short:   "Run each task of a dataset through the capsule, one session each, and print one report of their scores",
 		Long: `Run reads DATASET, a JSON Lines file of tasks ({"id": "…", "task": "…"}
 per line; id defaults to the line number), and runs each task through the
 capsule at --manifest as mur run --task does, one session per task, one
