@@ -54,6 +54,10 @@ func goHostFunc(h C.uintptr_t, ctx *C.wasmtime_context_t, args *C.wasmtime_compo
 	results *C.wasmtime_component_val_t, nresults C.size_t) (cerr *C.wasmtime_error_t) {
 	hf := cgo.Handle(h).Value().(*hostFunc)
 	c := callerFor(ctx)
+	// The guest waits while the host works: the epoch need not advance
+	// for it (pacer; nextCheck bounds how stale that leaves a deadline).
+	c.st.engine.pace.guestWaits()
+	defer c.st.engine.pace.guestRuns()
 	defer func() {
 		if r := recover(); r != nil {
 			cerr = c.fail(fmt.Errorf("%w: %s: %v", ErrHostPanic, hf.name, r))

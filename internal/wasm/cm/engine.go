@@ -19,13 +19,14 @@ import (
 type Engine struct {
 	ptr   *C.wasm_engine_t
 	cfg   Config
+	pace  *pacer
 	stop  chan struct{}
 	close sync.Once
 }
 
 // NewEngine makes an engine. Epoch interruption is always on: a goroutine
-// advances the epoch every Config.EpochTick so deadlines and cancellation
-// can stop a running guest.
+// advances the epoch every Config.EpochTick while guest code runs, so
+// deadlines and cancellation can stop a running guest (see pacer).
 func NewEngine(cfg Config) (*Engine, error) {
 	conf := C.wasm_config_new()
 	C.wasmtime_config_wasm_component_model_set(conf, true)
@@ -55,26 +56,17 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if ptr == nil {
 		return nil, fmt.Errorf("wasmtime refused the engine configuration %s", cfg.settingsKey())
 	}
-	e := &Engine{ptr: ptr, cfg: cfg, stop: make(chan struct{})}
+	e := &Engine{ptr: ptr, cfg: cfg, pace: newPacer(), stop: make(chan struct{})}
 	// The ticker owns its own reference so it never keeps e reachable and
 	// the finalizer can stop it.
-	go tick(C.wasmtime_engine_clone(ptr), cfg.tick(), e.stop)
+	go tick(C.wasmtime_engine_clone(ptr), e.pace, cfg.tick(), e.stop)
 	runtime.SetFinalizer(e, (*Engine).Close)
 	return e, nil
 }
 
-func tick(ptr *C.wasm_engine_t, every time.Duration, stop chan struct{}) {
-	t := time.NewTicker(every)
-	defer t.Stop()
+func tick(ptr *C.wasm_engine_t, p *pacer, every time.Duration, stop chan struct{}) {
 	defer C.wasm_engine_delete(ptr)
-	for {
-		select {
-		case <-t.C:
-			C.wasmtime_engine_increment_epoch(ptr)
-		case <-stop:
-			return
-		}
-	}
+	p.run(every, func() { C.wasmtime_engine_increment_epoch(ptr) }, stop)
 }
 
 // Config returns the engine's configuration.

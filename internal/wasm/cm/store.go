@@ -157,10 +157,12 @@ func (st *storeState) enter(ctx context.Context) error {
 		st.deadline = d
 	}
 	C.wasmtime_context_set_epoch_deadline(st.ctx, C.uint64_t(st.nextCheck()))
+	st.engine.pace.guestRuns()
 	return nil
 }
 
 func (st *storeState) leave() {
+	st.engine.pace.guestWaits()
 	st.callCtx = nil
 	st.busy.Unlock()
 }
@@ -171,7 +173,15 @@ func (st *storeState) nextCheck() uint64 {
 	ticks := uint64(noDeadline)
 	if !st.deadline.IsZero() {
 		tick := st.engine.cfg.tick()
-		ticks = max(uint64((time.Until(st.deadline)+tick-1)/tick), 1)
+		ticks = 1 // a deadline already passed: check at the next tick
+		if left := time.Until(st.deadline); left > 0 {
+			ticks = max(uint64((left+tick-1)/tick), 1)
+		}
+		// The epoch moves at the fast tick only while guest code runs
+		// (pacer): time the guest spent waiting on the host passed with
+		// few ticks, so a check is never further off than idleTick's worth
+		// of fast ticks, and the wall clock decides in the callback.
+		ticks = min(ticks, max(uint64(idleTick/tick), 1))
 	}
 	if st.callCtx != nil && st.callCtx.Done() != nil {
 		ticks = min(ticks, cancelCheckTicks)
