@@ -12,7 +12,7 @@
 hook-eval:
 	GOFLAGS=-ldflags=-s MUR_GUEST_OUT=$(GUEST_OUT) bash tools/guest/build.sh hooks/hook-eval
 
-test-eval: guests drivers hook-eval
+test-eval: guests drivers hooks hook-eval
 	$(GO) test -count=1 ./internal/eval/
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/eval_' ./cmd/mur/
 

@@ -16,7 +16,7 @@
 
 .PHONY: test-mcp test-mcp-js bench-mcp
 
-test-mcp: drivers guests
+test-mcp: drivers guests hooks
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 10m -run 'TestScripts/mcp_' ./cmd/mur/
 
 test-mcp-js: build drivers guests

@@ -5,7 +5,7 @@
 # default make test stays node-free. About 9 min on a loaded 2-core
 # machine (four guest builds); budget 12 min.
 .PHONY: test-new-scripts
-test-new-scripts: drivers guests
+test-new-scripts: drivers guests hooks
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 15m -run 'TestScripts/new_' ./cmd/mur/
 
 CI_TARGETS += test-new-scripts

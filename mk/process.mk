@@ -28,7 +28,7 @@ CI_TARGETS += test-process
 tools/harness-cli/node_modules/.package-lock.json: tools/harness-cli/package-lock.json
 	cd tools/harness-cli && npm ci --no-audit --no-fund --loglevel=error
 
-test-process-cli: drivers guests tools/harness-cli/node_modules/.package-lock.json
+test-process-cli: drivers guests hooks tools/harness-cli/node_modules/.package-lock.json
 	MUR_HARNESS_CLI=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/run_process_(claude_code|codex)$$' ./cmd/mur/
 
 CI_TARGETS += test-process-cli

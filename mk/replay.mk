@@ -9,7 +9,7 @@
 
 .PHONY: test-replay
 
-test-replay: guests drivers
+test-replay: guests drivers hooks
 	$(GO) test -count=1 ./internal/replay/
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/replay_' ./cmd/mur/
 

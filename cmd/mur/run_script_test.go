@@ -117,7 +117,7 @@ func prepareGuests(out string) (string, error) {
 		} {
 			b, err := os.ReadFile(from)
 			if err != nil {
-				return "", fmt.Errorf("run scripts need the components of make drivers guests: %w", err)
+				return "", fmt.Errorf("run scripts need the components of make drivers guests hooks: %w", err)
 			}
 			if err := os.WriteFile(filepath.Join(src, to), b, 0o644); err != nil {
 				return "", err
