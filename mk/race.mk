@@ -15,7 +15,7 @@
 # RACE_EXEMPT    tests/escape and tests/kill drive a separately built mur
 #                from a test harness (a race there is in the harness, not in
 #                mur, and their kernels' cost is per run); bench/launchbench
-#                has no tests; cmd/mur's goroutine is a testscript's OTLP
+#                and bench/treepss have no tests; cmd/mur's goroutine is a testscript's OTLP
 #                receiver and its scripts run mur as a child process (the
 #                packages they reach are above); tools/harness-fake is a
 #                test double run as a process by internal/process's tests
@@ -26,9 +26,9 @@ RACE_PKGS := ./internal/agent/... ./internal/capsule/... ./internal/cli/... ./in
 	./internal/infer/... ./internal/lifecycle/... ./internal/otel/... ./internal/providertest/... \
 	./internal/registrytest/... ./internal/sandbox/... ./internal/session/... \
 	./internal/shell/... ./internal/spend/... ./internal/store/... \
-	./internal/tokens/... ./internal/trace/... ./internal/wasi/...
+	./internal/tokens/... ./internal/trace/... ./internal/wasi/... ./internal/progress/...
 RACE_ELSEWHERE := ./internal/wasm/...
-RACE_EXEMPT := ./tests/... ./bench/launchbench ./cmd/mur ./tools/harness-fake
+RACE_EXEMPT := ./tests/... ./bench/launchbench ./bench/treepss ./cmd/mur ./tools/harness-fake
 
 .PHONY: test-race
 
