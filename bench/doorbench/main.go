@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/murmur/mur/bench/internal/procmem"
 	"io"
 	"net"
 	"net/http"
@@ -177,7 +178,7 @@ func run(murBin, guests, src string, tasks, fleet int) error {
 	time.Sleep(2 * time.Second) // the sandbox is set up off the launch's path
 	var pss, rss []int64
 	for _, c := range cmds {
-		r := rollup(c.Process.Pid)
+		r := procmem.Rollup(c.Process.Pid)
 		pss, rss = append(pss, r["Pss"]), append(rss, r["Rss"])
 	}
 	for _, c := range cmds {
@@ -207,14 +208,14 @@ func run(murBin, guests, src string, tasks, fleet int) error {
 		}
 		lat = append(lat, d)
 		if i == 100 {
-			at100 = rollup(cmd.Process.Pid)
+			at100 = procmem.Rollup(cmd.Process.Pid)
 		}
 		if i%1000 == 0 && i < tasks {
-			r := rollup(cmd.Process.Pid)
+			r := procmem.Rollup(cmd.Process.Pid)
 			fmt.Printf("  after task %d: Rss %.1f MB, Anonymous %.1f MB\n", i, mb(r["Rss"]), mb(r["Anonymous"]))
 		}
 	}
-	atEnd := rollup(cmd.Process.Pid)
+	atEnd := procmem.Rollup(cmd.Process.Pid)
 	kept, err := lastTaskBytes(addr)
 	if err != nil {
 		_ = stop(cmd)
@@ -301,25 +302,6 @@ func freePort() (string, error) {
 	}
 	defer ln.Close()
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
-}
-
-// rollup reads /proc/<pid>/smaps_rollup's kB fields.
-func rollup(pid int) map[string]int64 {
-	out := map[string]int64{}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return out
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
-			out[k] = n
-		}
-	}
-	return out
 }
 
 func reportKiB(name string, xs []int64) {

@@ -21,6 +21,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/murmur/mur/bench/internal/procmem"
 	"io"
 	"net"
 	"net/http"
@@ -485,10 +486,10 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 	for _, c := range cmds {
 		// A capsule is its mur process and what it started (the sandbox's
 		// holder and watcher).
-		tree := descendants(c.Process.Pid)
+		tree := procmem.Descendants(c.Process.Pid)
 		sum := map[string]int64{}
 		for _, pid := range tree {
-			for k, v := range rollup(pid) {
+			for k, v := range procmem.Rollup(pid) {
 				sum[k] += v
 			}
 		}
@@ -507,54 +508,6 @@ func fleet(murBin, capDir string, env []string, p *probe, n int) error {
 	reportKiB("  RSS per capsule (sum over its processes)", rss)
 	reportKiB("  of which anonymous (private)", anon)
 	return nil
-}
-
-// descendants returns pid and every process below it.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The parent pid is the second field after the command's ")".
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 {
-			if ppid, err := strconv.Atoi(f[1]); err == nil {
-				children[ppid] = append(children[ppid], child)
-			}
-		}
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
-}
-
-// rollup reads /proc/<pid>/smaps_rollup's kB fields.
-func rollup(pid int) map[string]int64 {
-	out := map[string]int64{}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return out
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if err == nil {
-			out[k] = n
-		}
-	}
-	return out
 }
 
 func pct[T any](xs []T, less func(a, b T) bool, q float64) T {

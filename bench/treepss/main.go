@@ -20,6 +20,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/murmur/mur/bench/internal/procmem"
 	"io"
 	"net"
 	"net/http"
@@ -27,7 +28,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,8 +180,8 @@ func run(subs []*subject, runs int, settle time.Duration, guests, src string) er
 		if measured {
 			roles := map[string]int64{}
 			var total int64
-			for _, pid := range descendants(cmd.Process.Pid) {
-				pss := rollup(pid)["Pss"]
+			for _, pid := range procmem.Descendants(cmd.Process.Pid) {
+				pss := procmem.Rollup(pid)["Pss"]
 				total += pss
 				roles[role(pid)] += pss
 			}
@@ -242,53 +242,6 @@ func med(xs []int64) int64 {
 	s := append([]int64(nil), xs...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
-}
-
-// descendants returns pid and every process below it.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The parent pid is the second field after the command's ")".
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 {
-			if ppid, err := strconv.Atoi(f[1]); err == nil {
-				children[ppid] = append(children[ppid], child)
-			}
-		}
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
-}
-
-// rollup reads /proc/<pid>/smaps_rollup's kB fields.
-func rollup(pid int) map[string]int64 {
-	out := map[string]int64{}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return out
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
-			out[k] = n
-		}
-	}
-	return out
 }
 
 func copyFile(from, to string) error {
