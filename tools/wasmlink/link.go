@@ -113,18 +113,14 @@ func Link(module []byte) ([]byte, error) {
 
 func splitSections(b []byte) ([]section, error) {
 	var secs []section
-	for len(b) > 0 {
-		id := b[0]
-		n, k, err := readULEB(b[1:])
-		if err != nil {
-			return nil, err
+	c := &cursor{b: b}
+	for c.more() {
+		id := c.byte()
+		body := c.take(c.uleb())
+		if c.err != nil {
+			return nil, fmt.Errorf("section %d: %w", id, c.err)
 		}
-		start := 1 + k
-		if uint64(len(b)-start) < n {
-			return nil, fmt.Errorf("%w: section %d overruns the module", ErrMalformed, id)
-		}
-		secs = append(secs, section{id: id, body: append([]byte(nil), b[start:start+int(n)]...)})
-		b = b[start+int(n):]
+		secs = append(secs, section{id: id, body: append([]byte(nil), body...)})
 	}
 	return secs, nil
 }
@@ -134,65 +130,39 @@ func splitSections(b []byte) ([]section, error) {
 // the descriptor's address and the arena's end.
 func patchArena(data *section) (desc, end uint32, err error) {
 	var base, size uint32
-	b := data.body
-	count, k, err := readULEB(b)
-	if err != nil {
-		return 0, 0, err
-	}
-	pos := k
+	c := &cursor{b: data.body}
 	found := 0
-	for i := uint64(0); i < count; i++ {
-		flags, k, err := readULEB(b[pos:])
-		if err != nil {
-			return 0, 0, err
-		}
-		pos += k
+	for i, count := uint64(0), c.uleb(); c.err == nil && i < count; i++ {
 		var offset uint32
 		active := false
-		switch flags {
+		switch flags := c.uleb(); flags {
 		case 0, 2:
 			if flags == 2 {
-				if _, k, err = readULEB(b[pos:]); err != nil {
-					return 0, 0, err
-				}
-				pos += k
+				c.uleb() // memory index
 			}
-			if pos >= len(b) || b[pos] != 0x41 {
+			if c.byte() != 0x41 && c.err == nil {
 				return 0, 0, fmt.Errorf("%w: data segment %d offset is not i32.const", ErrMalformed, i)
 			}
-			v, k, err := readSLEB32(b[pos+1:])
-			if err != nil {
-				return 0, 0, err
-			}
-			pos += 1 + k
-			if pos >= len(b) || b[pos] != 0x0b {
+			v := c.sleb32()
+			if c.byte() != 0x0b && c.err == nil {
 				return 0, 0, fmt.Errorf("%w: data segment %d offset expression", ErrMalformed, i)
 			}
-			pos++
 			offset, active = uint32(v), true
 		case 1:
 		default:
-			return 0, 0, fmt.Errorf("%w: data segment %d flags %d", ErrMalformed, i, flags)
+			if c.err == nil {
+				return 0, 0, fmt.Errorf("%w: data segment %d flags %d", ErrMalformed, i, flags)
+			}
 		}
-		n, k, err := readULEB(b[pos:])
-		if err != nil {
-			return 0, 0, err
-		}
-		pos += k
-		if uint64(len(b)-pos) < n {
-			return 0, 0, fmt.Errorf("%w: data segment %d overruns its section", ErrMalformed, i)
-		}
-		content := b[pos : pos+int(n)]
-		for from := 0; ; {
+		// content aliases data.body: the descriptor is patched in place.
+		content := c.take(c.uleb())
+		for from := 0; active; {
 			j := bytes.Index(content[from:], ArenaMagic)
 			if j < 0 {
 				break
 			}
 			at := from + j
 			from = at + 1
-			if !active {
-				continue
-			}
 			found++
 			if found > 1 {
 				return 0, 0, ErrManyArenas
@@ -212,7 +182,9 @@ func patchArena(data *section) (desc, end uint32, err error) {
 			binary.LittleEndian.PutUint32(content[at+hdrNext:], base)
 			binary.LittleEndian.PutUint32(content[at+hdrMark:], base)
 		}
-		pos += int(n)
+	}
+	if c.err != nil {
+		return 0, 0, fmt.Errorf("data section: %w", c.err)
 	}
 	if found == 0 {
 		return 0, 0, ErrNoArena
@@ -225,143 +197,85 @@ var reallocSig = []byte{0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f}
 // ensureReallocType returns the index of the (i32 i32 i32 i32) -> i32
 // function type, appending it when the module has none.
 func ensureReallocType(types *section) (uint32, error) {
-	b := types.body
-	count, k, err := readULEB(b)
-	if err != nil {
-		return 0, err
-	}
-	pos := k
-	for i := uint64(0); i < count; i++ {
-		start := pos
-		if pos >= len(b) || b[pos] != 0x60 {
+	c := &cursor{b: types.body}
+	for i, count := uint64(0), c.uleb(); c.err == nil && i < count; i++ {
+		start := c.pos
+		if c.byte() != 0x60 && c.err == nil {
 			return 0, fmt.Errorf("%w: type %d is not a function type", ErrMalformed, i)
 		}
-		pos++
-		for j := 0; j < 2; j++ {
-			n, k, err := readULEB(b[pos:])
-			if err != nil {
-				return 0, err
-			}
-			pos += k + int(n)
-			if pos > len(b) {
-				return 0, fmt.Errorf("%w: type %d overruns its section", ErrMalformed, i)
-			}
-		}
-		if bytes.Equal(b[start:pos], reallocSig) {
+		c.take(c.uleb()) // params
+		c.take(c.uleb()) // results
+		if c.err == nil && bytes.Equal(c.b[start:c.pos], reallocSig) {
 			return uint32(i), nil
 		}
 	}
-	n, err := appendVec(types, reallocSig)
-	return n, err
+	if c.err != nil {
+		return 0, fmt.Errorf("type section: %w", c.err)
+	}
+	return appendVec(types, reallocSig)
 }
 
 func countFuncImports(b []byte) (uint32, error) {
-	count, k, err := readULEB(b)
-	if err != nil {
-		return 0, err
-	}
-	pos := k
+	c := &cursor{b: b}
 	funcs := uint32(0)
-	for i := uint64(0); i < count; i++ {
-		for j := 0; j < 2; j++ { // module and field names
-			n, k, err := readULEB(b[pos:])
-			if err != nil {
-				return 0, err
-			}
-			pos += k + int(n)
-		}
-		if pos >= len(b) {
-			return 0, fmt.Errorf("%w: import %d overruns its section", ErrMalformed, i)
-		}
-		kind := b[pos]
-		pos++
-		switch kind {
+	for i, count := uint64(0), c.uleb(); c.err == nil && i < count; i++ {
+		c.take(c.uleb()) // module name
+		c.take(c.uleb()) // field name
+		switch kind := c.byte(); kind {
 		case 0x00: // func: type index
-			_, k, err := readULEB(b[pos:])
-			if err != nil {
-				return 0, err
-			}
-			pos += k
+			c.uleb()
 			funcs++
 		case 0x01: // table: reftype + limits
-			pos++
-			if pos, err = skipLimits(b, pos); err != nil {
-				return 0, err
-			}
+			c.byte()
+			c.limits()
 		case 0x02: // memory: limits
-			if pos, err = skipLimits(b, pos); err != nil {
-				return 0, err
-			}
+			c.limits()
 		case 0x03: // global: valtype + mutability
-			pos += 2
+			c.take(2)
 		default:
-			return 0, fmt.Errorf("%w: import %d kind %d", ErrMalformed, i, kind)
+			if c.err == nil {
+				return 0, fmt.Errorf("%w: import %d kind %d", ErrMalformed, i, kind)
+			}
 		}
+	}
+	if c.err != nil {
+		return 0, fmt.Errorf("import section: %w", c.err)
 	}
 	return funcs, nil
-}
-
-func skipLimits(b []byte, pos int) (int, error) {
-	if pos >= len(b) {
-		return 0, fmt.Errorf("%w: limits overrun", ErrMalformed)
-	}
-	flags := b[pos]
-	pos++
-	n := 1
-	if flags&1 != 0 {
-		n = 2
-	}
-	for i := 0; i < n; i++ {
-		_, k, err := readULEB(b[pos:])
-		if err != nil {
-			return 0, err
-		}
-		pos += k
-	}
-	return pos, nil
 }
 
 // appendVec adds one already-encoded element to a section that is a single
 // vector, and returns the index the element got.
 func appendVec(s *section, elem []byte) (uint32, error) {
-	count, k, err := readULEB(s.body)
-	if err != nil {
-		return 0, err
+	c := &cursor{b: s.body}
+	count := c.uleb()
+	if c.err != nil {
+		return 0, c.err
 	}
-	body := append(uleb(count+1), s.body[k:]...)
+	if count >= 1<<32-1 {
+		return 0, fmt.Errorf("%w: vector of %d elements", ErrMalformed, count)
+	}
+	body := append(uleb(count+1), s.body[c.pos:]...)
 	s.body = append(body, elem...)
 	return uint32(count), nil
 }
 
 func addExport(exports *section, name string, funcIdx uint32) error {
-	b := exports.body
-	count, k, err := readULEB(b)
-	if err != nil {
-		return err
-	}
-	pos := k
-	for i := uint64(0); i < count; i++ {
-		n, k, err := readULEB(b[pos:])
-		if err != nil {
-			return err
-		}
-		pos += k
-		if uint64(len(b)-pos) < n+1 {
-			return fmt.Errorf("%w: export %d overruns its section", ErrMalformed, i)
-		}
-		if string(b[pos:pos+int(n)]) == name {
+	c := &cursor{b: exports.body}
+	for i, count := uint64(0), c.uleb(); c.err == nil && i < count; i++ {
+		if string(c.take(c.uleb())) == name && c.err == nil {
 			return ErrHasRealloc
 		}
-		pos += int(n) + 1
-		if _, k, err = readULEB(b[pos:]); err != nil {
-			return err
-		}
-		pos += k
+		c.byte() // kind
+		c.uleb() // index
+	}
+	if c.err != nil {
+		return fmt.Errorf("export section: %w", c.err)
 	}
 	elem := append(uleb(uint64(len(name))), name...)
 	elem = append(elem, 0x00)
 	elem = append(elem, uleb(uint64(funcIdx))...)
-	_, err = appendVec(exports, elem)
+	_, err := appendVec(exports, elem)
 	return err
 }
 
@@ -472,27 +386,83 @@ func sleb(v int64) []byte {
 	}
 }
 
-func readULEB(b []byte) (uint64, int, error) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i]&0x80 == 0 {
-			return v, i + 1, nil
-		}
-	}
-	return 0, 0, fmt.Errorf("%w: bad LEB128", ErrMalformed)
+// cursor reads a module or section body. Every read is bounds-checked and
+// the first failure sticks in err (later reads return zero values), so a
+// malformed module is an error, never a panic or a read past the end.
+type cursor struct {
+	b   []byte
+	pos int
+	err error
 }
 
-func readSLEB32(b []byte) (int32, int, error) {
-	var v int64
-	for i := 0; i < len(b) && i < 5; i++ {
-		v |= int64(b[i]&0x7f) << (7 * i)
-		if b[i]&0x80 == 0 {
-			if shift := 7 * (i + 1); shift < 64 && b[i]&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return int32(v), i + 1, nil
+func (c *cursor) more() bool { return c.err == nil && c.pos < len(c.b) }
+
+func (c *cursor) fail(what string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%w: %s at byte %d", ErrMalformed, what, c.pos)
+	}
+}
+
+func (c *cursor) byte() byte {
+	if c.err != nil || c.pos >= len(c.b) {
+		c.fail("unexpected end")
+		return 0
+	}
+	c.pos++
+	return c.b[c.pos-1]
+}
+
+// take returns the next n bytes, aliasing the body.
+func (c *cursor) take(n uint64) []byte {
+	if c.err != nil || n > uint64(len(c.b)-c.pos) {
+		c.fail("length overruns its section")
+		return nil
+	}
+	out := c.b[c.pos : c.pos+int(n)]
+	c.pos += int(n)
+	return out
+}
+
+func (c *cursor) uleb() uint64 {
+	var v uint64
+	for i := 0; i < 10; i++ {
+		b := c.byte()
+		if c.err != nil {
+			return 0
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b&0x80 == 0 {
+			return v
 		}
 	}
-	return 0, 0, fmt.Errorf("%w: bad LEB128", ErrMalformed)
+	c.fail("bad LEB128")
+	return 0
+}
+
+func (c *cursor) sleb32() int32 {
+	var v int64
+	for i := 0; i < 5; i++ {
+		b := c.byte()
+		if c.err != nil {
+			return 0
+		}
+		v |= int64(b&0x7f) << (7 * i)
+		if b&0x80 == 0 {
+			if b&0x40 != 0 {
+				v |= -1 << (7 * (i + 1))
+			}
+			return int32(v)
+		}
+	}
+	c.fail("bad LEB128")
+	return 0
+}
+
+// limits skips a table's or memory's limits: a flag byte, min, and max
+// when the flag's low bit is set.
+func (c *cursor) limits() {
+	if c.byte()&1 != 0 {
+		c.uleb()
+	}
+	c.uleb()
 }
