@@ -13,7 +13,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin/mur
 CI_TARGETS  :=
 
-.PHONY: all build test check bench ci fmt
+.PHONY: all build test check bench ci fmt print-ci-targets
 
 all: build
 
@@ -50,3 +50,7 @@ check:
 -include mk/*.mk
 
 ci: test check $(CI_TARGETS)
+
+# The order scripts/ci.sh (.ci/run) runs ci's targets in, one at a time.
+print-ci-targets:
+	@echo test check $(CI_TARGETS)
