@@ -167,12 +167,12 @@ func (d *decoder) artifactRef(n *yaml.Node, path string) *ArtifactRef {
 	}
 	if rn, ok := o.scalar("runtime"); ok && !isNull(rn) {
 		switch rn.Value {
-		case RoleTool, RoleDriver, RoleHook, RoleSkill:
+		case RoleTool, RoleDriver, RoleHook, RoleSkill, RoleCapsule:
 			a.Runtime = rn.Value
 		case "wasm", "native":
-			d.report(diag.ManInvalid, rn, o.field("runtime"), "must be tool, driver, hook or skill; %q belongs in the artifact's own manifest as implementation: %s", rn.Value, rn.Value)
+			d.report(diag.ManInvalid, rn, o.field("runtime"), "must be tool, driver, hook, skill or capsule; %q belongs in the artifact's own manifest as implementation: %s", rn.Value, rn.Value)
 		default:
-			d.report(diag.ManInvalid, rn, o.field("runtime"), "must be tool, driver, hook or skill, not %q", rn.Value)
+			d.report(diag.ManInvalid, rn, o.field("runtime"), "must be tool, driver, hook, skill or capsule, not %q", rn.Value)
 		}
 	}
 	a.LocalSource = o.boolean("local_source")

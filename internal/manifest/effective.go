@@ -150,19 +150,24 @@ func (c *Capsule) Effective() *Capsule {
 	if cx.RecordStore == nil {
 		cx.RecordStore = sptr(e.Name)
 	}
-	if cx.SeedBudget == nil {
+	// A script capsule runs no model: the model's defaults would be
+	// fields it refuses (script.go).
+	script := e.Script() >= 0
+	if cx.SeedBudget == nil && !script {
 		cx.SeedBudget = f64(DefaultSeedBudget)
 	}
-	if cx.SeedOverflowMargin == nil {
+	if cx.SeedOverflowMargin == nil && !script {
 		cx.SeedOverflowMargin = f64(DefaultSeedOverflowMargin)
 	}
-	if cx.Images == nil {
-		cx.Images = &Images{}
-	}
-	setI(&cx.Images.Keep, DefaultImagesKeep)
-	setI(&cx.Images.MaxPerTurn, DefaultImagesMaxPerTurn)
-	if cx.Images.MaxBytes == "" {
-		cx.Images.MaxBytes = DefaultImagesMaxBytes
+	if !script {
+		if cx.Images == nil {
+			cx.Images = &Images{}
+		}
+		setI(&cx.Images.Keep, DefaultImagesKeep)
+		setI(&cx.Images.MaxPerTurn, DefaultImagesMaxPerTurn)
+		if cx.Images.MaxBytes == "" {
+			cx.Images.MaxBytes = DefaultImagesMaxBytes
+		}
 	}
 
 	if e.Trace == nil {
@@ -230,7 +235,9 @@ func (c *Capsule) Effective() *Capsule {
 	if l.Conversation == "" {
 		l.Conversation = "stateless"
 	}
-	setI(&l.MaxTaskReopens, DefaultMaxTaskReopens)
+	if !script {
+		setI(&l.MaxTaskReopens, DefaultMaxTaskReopens)
+	}
 	setI(&l.DelegationDeadlineSecs, DefaultDelegationDeadline)
 	if l.DoneCheck != nil {
 		setI(&l.DoneCheck.TimeoutSecs, DefaultDoneCheckTimeoutSecs)

@@ -15,6 +15,9 @@ const (
 	RoleDriver = "driver"
 	RoleHook   = "hook"
 	RoleSkill  = "skill"
+	// RoleCapsule is a script capsule's entry point: a component of the
+	// murmur:runtime-guest capsule world (docs/script-capsules.md).
+	RoleCapsule = "capsule"
 )
 
 // Capsule is a decoded capsule manifest. Optional scalars are pointers so

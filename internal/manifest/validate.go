@@ -40,6 +40,7 @@ func validate(d *decoder, c *Capsule) {
 	v.lifecycle()
 	v.exports()
 	v.control()
+	v.script()
 }
 
 type validator struct {
