@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/images"
 )
 
 // dispatch runs the tool calls of one reply, in order, through the one
@@ -13,10 +14,19 @@ import (
 // one user message. A non-nil Outcome ends the task.
 func (l *Loop) dispatch(ctx context.Context, t *task, calls []ToolCall) (Outcome, bool) {
 	msg := Message{Role: RoleUser}
+	// The images come after every tool_result: a provider reads a turn's
+	// results first (Anthropic refuses a user message that starts
+	// otherwise), and each image names its call.
+	var imgs []Block
+	turn := images.NewTurn(l.plan.imageLimits())
 	for _, c := range calls {
-		text, isErr := l.call(ctx, t, c)
-		msg.Content = append(msg.Content, Block{Type: BlockToolResult, ToolUseID: c.ID, Text: text, IsError: isErr})
+		res := l.run(ctx, t, c, nil)
+		text := resultText(res)
+		blocks, refused := toolImages(turn, c.ID, res.Images)
+		imgs = append(imgs, blocks...)
+		msg.Content = append(msg.Content, Block{Type: BlockToolResult, ToolUseID: c.ID, Text: text + refused, IsError: res.Status != StatusPassed})
 	}
+	msg.Content = append(msg.Content, imgs...)
 	t.conv.add(msg, l.recorder)
 	if ctx.Err() != nil {
 		t.out.Phase = "tool"
@@ -25,12 +35,6 @@ func (l *Loop) dispatch(ctx context.Context, t *task, calls []ToolCall) (Outcome
 		return *o, true
 	}
 	return Outcome{}, false
-}
-
-// call runs one tool call and returns what the model reads back.
-func (l *Loop) call(ctx context.Context, t *task, c ToolCall) (string, bool) {
-	res := l.run(ctx, t, c, nil)
-	return resultText(res), res.Status != StatusPassed
 }
 
 // run is the one dispatch path: lookup, the input pre-check, the call and

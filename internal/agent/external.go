@@ -21,8 +21,8 @@ type ToolCaller struct {
 // back and whether the call failed. Calls must not overlap each other or
 // a task's own tool calls; the caller serializes them.
 func (l *Loop) CallTool(ctx context.Context, by ToolCaller, c ToolCall) (text string, isError bool) {
-	t := &task{id: by.TaskID, out: Outcome{TaskID: by.TaskID, Turns: by.Turn}}
-	return l.call(ctx, t, c)
+	text, isError, _ = l.CallToolImages(ctx, by, c)
+	return text, isError
 }
 
 // CallToolImages is CallTool that also returns the images the tool

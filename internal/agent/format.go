@@ -38,6 +38,7 @@ const (
 	BlockText       = infer.BlockText
 	BlockToolUse    = infer.BlockToolUse
 	BlockToolResult = infer.BlockToolResult
+	BlockImage      = infer.BlockImage
 )
 
 // Stop reasons, normalised by every driver.

@@ -22,8 +22,11 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	}
 	turnNo := t.out.Turns + 1
 	choice := l.plan.primary()
+	// context.images.keep: older images go as their one line; the
+	// conversation keeps their bytes.
+	msgs := keepImages(t.conv.msgs, l.plan.imageLimits().Keep)
 	req := Request{
-		Format: Format, Model: l.plan.Inference.Model, Messages: t.conv.msgs,
+		Format: Format, Model: l.plan.Inference.Model, Messages: msgs,
 		Tools: nil, MaxTokens: choice.OutputCap, Config: l.plan.DriverConfig, ContextID: t.contextID,
 	}
 	if l.prompt.Set {
@@ -32,7 +35,7 @@ func (l *Loop) turn(ctx context.Context, t *task) (Response, *Outcome) {
 	sentFrom := 0
 	if l.cont.id != "" && l.cont.contextID == t.contextID && l.cont.acked <= len(t.conv.msgs) {
 		sentFrom = l.cont.acked
-		req.Messages = t.conv.msgs[sentFrom:]
+		req.Messages = msgs[sentFrom:]
 		req.ContinuationID = l.cont.id
 	}
 	data, err := marshalRequest(req, l.toolsJSON)

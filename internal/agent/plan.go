@@ -13,6 +13,7 @@ import (
 
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/trace"
@@ -57,6 +58,9 @@ type Plan struct {
 	// prompt and so left out of it ("" for none).
 	Tools      *Inventory
 	BoundSkill string
+	// Images are context.images resolved: how many images the driver
+	// receives as bytes (keep) and what a turn's tools may return.
+	Images images.Limits
 }
 
 // Sources are what a plan is built from besides the manifest.
@@ -109,6 +113,13 @@ func NewPlan(c *manifest.Capsule, src Sources) (*Plan, error) {
 	p := &Plan{
 		Capsule: c.Name, Inference: inf, Lifecycle: lc, Limits: limits, Capture: capture,
 		MachineTokensPerDay: src.MachineTokensPerDay, Prompt: src.Prompt,
+	}
+	var ci *manifest.Images
+	if c.Context != nil {
+		ci = c.Context.Images
+	}
+	if p.Images, err = images.Resolve(ci); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
 	}
 	if dc := inf.Driver.Config; dc != nil {
 		b, err := dc.JSON()

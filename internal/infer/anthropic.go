@@ -2,6 +2,7 @@ package infer
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,6 +56,20 @@ func parseArtifactConfig(s string) (artifactConfig, error) {
 	return ac, nil
 }
 
+// resultFor is the tool_result block for call id among content; nil for
+// none (an image the user's own message carried).
+func resultFor(content []map[string]any, id string) map[string]any {
+	if id == "" {
+		return nil
+	}
+	for _, c := range content {
+		if c["type"] == "tool_result" && c["tool_use_id"] == id {
+			return c
+		}
+	}
+	return nil
+}
+
 // NewRequest implements Provider.
 func (a Anthropic) NewRequest(env Env, req Request, cfg Config, stream bool) (*wasihttp.Request, error) {
 	ac, err := parseArtifactConfig(env.ArtifactConfig)
@@ -104,8 +119,25 @@ func anthropicBody(req Request, cfg Config, ac artifactConfig, stream bool) (map
 					tr["is_error"] = true
 				}
 				content = append(content, tr)
+			case BlockImage:
+				img := map[string]any{"type": "image", "source": map[string]any{
+					"type": "base64", "media_type": b.MediaType, "data": base64.StdEncoding.EncodeToString(b.Data)}}
+				// A tool's image goes inside its tool_result, whose
+				// content then becomes a list of blocks.
+				if tr := resultFor(content, b.ToolUseID); tr != nil {
+					if s, ok := tr["content"].(string); ok {
+						blocks := []map[string]any{}
+						if s != "" {
+							blocks = append(blocks, map[string]any{"type": "text", "text": s})
+						}
+						tr["content"] = blocks
+					}
+					tr["content"] = append(tr["content"].([]map[string]any), img)
+					continue
+				}
+				content = append(content, img)
 			default:
-				return nil, "", fmt.Errorf("message content block type %q is not text, tool_use or tool_result", b.Type)
+				return nil, "", fmt.Errorf("message content block type %q is not text, tool_use, tool_result or image", b.Type)
 			}
 		}
 		if len(content) == 0 {

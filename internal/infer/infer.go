@@ -44,6 +44,7 @@ const (
 	BlockText       = "text"
 	BlockToolUse    = "tool_use"
 	BlockToolResult = "tool_result"
+	BlockImage      = "image"
 )
 
 // Stop reasons, normalised by every driver.
@@ -102,7 +103,10 @@ type Message struct {
 }
 
 // Block is one content block. A text block uses Text; a tool_use block ID,
-// Name and Input; a tool_result block ToolUseID, Text and IsError.
+// Name and Input; a tool_result block ToolUseID, Text and IsError; an
+// image block MediaType and Data (base64 in the JSON), with ToolUseID
+// naming the tool call that returned it, or none for an image the user's
+// message carried.
 type Block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -111,6 +115,8 @@ type Block struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	MediaType string          `json:"media_type,omitempty"`
+	Data      []byte          `json:"data,omitempty"`
 }
 
 // ToolDef is one entry of the tool array the driver is handed.

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,10 +38,18 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 		var text strings.Builder
 		var calls []map[string]any
 		var results []map[string]any
+		var imgs []map[string]any
 		for _, b := range m.Content {
 			switch b.Type {
 			case "text":
 				text.WriteString(b.Text)
+			case BlockImage:
+				// A tool message carries text only, so a tool's image
+				// follows in a user message, named by its call.
+				if b.ToolUseID != "" {
+					imgs = append(imgs, map[string]any{"type": "text", "text": "[image from tool call " + b.ToolUseID + "]"})
+				}
+				imgs = append(imgs, map[string]any{"type": "image_url", "image_url": map[string]any{"url": dataURL(b)}})
 			case "tool_use":
 				calls = append(calls, map[string]any{"id": b.ID, "type": "function",
 					"function": map[string]any{"name": b.Name, "arguments": string(objectOrEmpty(b.Input))}})
@@ -53,12 +62,24 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 				}
 				results = append(results, map[string]any{"role": "tool", "tool_call_id": b.ToolUseID, "content": content})
 			default:
-				return nil, fmt.Errorf("message content block type %q is not text, tool_use or tool_result", b.Type)
+				return nil, fmt.Errorf("message content block type %q is not text, tool_use, tool_result or image", b.Type)
 			}
 		}
 		// Tool messages must directly follow the assistant message that
 		// made the calls, so they go before any text of the same turn.
 		msgs = append(msgs, results...)
+		if imgs != nil {
+			// Images make the content an array of parts, the text first.
+			parts := make([]map[string]any, 0, len(imgs)+1)
+			if text.Len() > 0 {
+				parts = append(parts, map[string]any{"type": "text", "text": text.String()})
+			}
+			msgs = append(msgs, map[string]any{"role": RoleUser, "content": append(parts, imgs...)})
+			if calls == nil {
+				continue
+			}
+			text.Reset()
+		}
 		if text.Len() == 0 && calls == nil {
 			continue
 		}
@@ -106,6 +127,12 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 		body["stream_options"] = map[string]any{"include_usage": true}
 	}
 	return body, nil
+}
+
+// dataURL is an image block as a data: URL, the form Chat Completions'
+// image_url parts take inline bytes in.
+func dataURL(b Block) string {
+	return "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)
 }
 
 // openAIStop normalises a finish_reason; a response with tool calls is
