@@ -1,0 +1,53 @@
+package act
+
+import (
+	"errors"
+	"sync"
+	"testing"
+)
+
+// TestSchemaCheckedAgainstMetaSchema: a parameters-schema is refused when
+// its draft's meta-schema refuses it. The meta-schemas are compiled at the
+// first compile, not at start (third_party/jsonschema), so this runs from
+// several goroutines at once: under -race, the first compiles must all
+// see them loaded.
+func TestSchemaCheckedAgainstMetaSchema(t *testing.T) {
+	cases := []struct {
+		schema string
+		ok     bool
+	}{
+		{`{"type":"object","properties":{"k":{"type":"string","minLength":1}},"required":["k"]}`, true},
+		{`{"type":5}`, false},
+		{`{"type":"object","properties":{"k":{"minLength":"one"}}}`, false},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","required":"k"}`, false},
+		{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"number","exclusiveMinimum":true,"minimum":0}`, true},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"number","exclusiveMinimum":true}`, false},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*len(cases))
+	for range 8 {
+		for _, c := range cases {
+			wg.Go(func() {
+				_, err := New(Options{Name: "test/schema"}, []ToolDefinition{{Name: "t", ParametersSchema: c.schema}})
+				switch {
+				case c.ok && err != nil:
+					errs <- err
+				case !c.ok && !errors.Is(err, ErrSchema):
+					errs <- errors.New(c.schema + " was not refused as ErrSchema: " + errString(err))
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "accepted"
+	}
+	return err.Error()
+}
