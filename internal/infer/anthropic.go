@@ -120,6 +120,9 @@ func anthropicBody(req Request, cfg Config, ac artifactConfig, stream bool) (map
 				}
 				content = append(content, tr)
 			case BlockImage:
+				if err := checkImage(b); err != nil {
+					return nil, "", err
+				}
 				img := map[string]any{"type": "image", "source": map[string]any{
 					"type": "base64", "media_type": b.MediaType, "data": base64.StdEncoding.EncodeToString(b.Data)}}
 				// A tool's image goes inside its tool_result, whose

@@ -119,6 +119,21 @@ type Block struct {
 	Data      []byte          `json:"data,omitempty"`
 }
 
+// imageTypes are the media types an image block may carry: the ones
+// both providers read.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// checkImage refuses an image block a provider would refuse less clearly.
+func checkImage(b Block) error {
+	if !imageTypes[b.MediaType] {
+		return fmt.Errorf("image block media_type %q is not image/png, image/jpeg, image/gif or image/webp", b.MediaType)
+	}
+	if len(b.Data) == 0 {
+		return errors.New("image block has no data")
+	}
+	return nil
+}
+
 // ToolDef is one entry of the tool array the driver is handed.
 type ToolDef struct {
 	Name         string          `json:"name"`

@@ -278,7 +278,9 @@ func TestServeRefusals(t *testing.T) {
 		"config":       {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","config":[1]}`, "inference.driver.config"},
 		"no endpoint":  {Env{}, `{"format":"murmur.inference/v1"}`, "MURMUR_INFERENCE_ENDPOINT"},
 		"unknown cont": {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","continuation_id":"mcont_9"}`, "not held"},
-		"bad block":    {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"image"}]}]}`, `"image"`},
+		"bad block":    {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"video"}]}]}`, `"video"`},
+		"empty image":  {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"image","media_type":"image/png"}]}]}`, "image block has no data"},
+		"image type":   {Env{Endpoint: "http://127.0.0.1:9"}, `{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"image","media_type":"image/svg+xml","data":"PHN2Zy8+"}]}]}`, `"image/svg+xml" is not`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c.env.Send = never

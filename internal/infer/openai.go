@@ -44,6 +44,9 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 			case "text":
 				text.WriteString(b.Text)
 			case BlockImage:
+				if err := checkImage(b); err != nil {
+					return nil, err
+				}
 				// A tool message carries text only, so a tool's image
 				// follows in a user message, named by its call.
 				if b.ToolUseID != "" {
