@@ -87,6 +87,13 @@ type completions struct {
 	// ended holds each task's running_commands from its task_end until
 	// the door reads it.
 	ended map[string][]string
+	// running counts tasks between task_start and task_end; an exit that
+	// comes while one runs waits in pending until it ends, because that
+	// task's model may still take the exit through background-command
+	// (spec 004: the completion task is "not enqueued when
+	// background-command already returned the exit").
+	running int
+	pending []shell.Completion
 }
 
 // bind is called once the shell layer is up.
@@ -98,6 +105,18 @@ func (c *completions) bind(s *shell.Session) {
 
 // exited is the shell layer's OnBackgroundExit.
 func (c *completions) exited(done shell.Completion) {
+	c.mu.Lock()
+	if c.running > 0 {
+		c.pending = append(c.pending, done)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.deliver(done)
+}
+
+// deliver starts the completion task of an exit no task took.
+func (c *completions) deliver(done shell.Completion) {
 	c.mu.Lock()
 	sh, start, stderr := c.shell, c.start, c.stderr
 	c.mu.Unlock()
@@ -126,11 +145,36 @@ func completionText(done shell.Completion) string {
 // task (spec 004).
 func (c *completions) stamp(next event.Sink) event.Sink {
 	return event.SinkFunc(func(e event.Event) {
-		if e.Type == "task_end" {
+		switch e.Type {
+		case "task_start":
+			c.mu.Lock()
+			c.running++
+			c.mu.Unlock()
+		case "task_end":
 			e = c.stampEnd(e)
 		}
 		next.Emit(e)
+		if e.Type == "task_end" {
+			c.taskEnded()
+		}
 	})
+}
+
+// taskEnded hands the exits that came during the task, and that its model
+// did not take, to completion tasks.
+func (c *completions) taskEnded() {
+	c.mu.Lock()
+	if c.running > 0 {
+		c.running--
+	}
+	var due []shell.Completion
+	if c.running == 0 {
+		due, c.pending = c.pending, nil
+	}
+	c.mu.Unlock()
+	for _, done := range due {
+		c.deliver(done)
+	}
 }
 
 func (c *completions) stampEnd(e event.Event) event.Event {

@@ -209,7 +209,12 @@ func (s *Session) Background(ctx context.Context, req BackgroundRequest) (string
 		case <-p.done:
 		case <-timeout:
 		case <-ctx.Done():
-			return "", ctx.Err()
+		}
+		// A task that ended while its model waited reads nothing: its
+		// exit stays undelivered for the completion task (select picks
+		// at random when both are ready).
+		if err := ctx.Err(); err != nil {
+			return "", err
 		}
 	case "stop":
 		select {
