@@ -35,6 +35,7 @@ import (
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/process"
 	"github.com/murmur/mur/internal/store"
@@ -97,6 +98,8 @@ type Task struct {
 	ContextID string
 	Origin    Origin
 	Text      string
+	// Images are the images the task's message carried.
+	Images []images.Image
 	// Events, when set, receives every event of the session while this
 	// task runs: its records (task_start, inference, tool_call, task_end,
 	// …) and the live text (event.TextDelta, event.TextEnd), in order.

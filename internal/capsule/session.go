@@ -373,7 +373,7 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	}
 	var o Outcome
 	defer func() { s.endTask(t, o, log) }()
-	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, History: history}
+	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, Images: t.Images, History: history}
 	if log != nil {
 		at.Log = log
 	}

@@ -53,16 +53,7 @@ The payload must fit the declared role, or nothing is written:
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			b, ds := artifact.Build(dir)
-			if b != nil && !ds.HasErrors() {
-				ds = append(ds, artifact.CheckPayloadFormat(b)...)
-			}
-			var checked string
-			if b != nil && !ds.HasErrors() {
-				var cds diag.List
-				checked, cds = checkComponent(b)
-				ds = append(ds, cds...)
-			}
+			b, checked, ds := buildChecked(dir)
 			printDiags(env.Stderr, ds)
 			if b == nil || ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
@@ -87,6 +78,23 @@ The payload must fit the declared role, or nothing is written:
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default <name>-<version>.mur.zip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// buildChecked packs dir and checks its payload for its role, as mur
+// build and mur publish DIR both do: the format (E-BLD-103, E-BLD-104),
+// then a component's exports and imports, compiling it into the cache
+// (E-BLD-101, E-BLD-102). checked says what the component check found.
+func buildChecked(dir string) (b *artifact.Built, checked string, ds diag.List) {
+	b, ds = artifact.Build(dir)
+	if b != nil && !ds.HasErrors() {
+		ds = append(ds, artifact.CheckPayloadFormat(b)...)
+	}
+	if b != nil && !ds.HasErrors() {
+		var cds diag.List
+		checked, cds = checkComponent(b)
+		ds = append(ds, cds...)
+	}
+	return b, checked, ds
 }
 
 // builtJSON is mur build --json.

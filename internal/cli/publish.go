@@ -23,7 +23,9 @@ func newPublishCmd(env *Env) *cobra.Command {
 		Short: "Publish an artifact to a store or an OCI registry",
 		Long: `publish puts a built .mur.zip (FILE), or the artifact DIR builds to (default .),
 into a store (project, global) or a registry named in config.yaml, as
-<scope>/<name>:<version>. --to defaults to config.yaml's publish:, else global.
+<scope>/<name>:<version>. A DIR is packed and checked as mur build does
+(E-BLD-…: the payload for its role, a component compiled into the cache).
+--to defaults to config.yaml's publish:, else global.
 A reserved version (latest, stable, edge: E-REG-004) or a malformed driver
 models: (E-REG-011) is refused and nothing is written.`,
 		Example: `  mur publish echo-go-0.1.0.mur.zip --scope me
@@ -41,7 +43,7 @@ models: (E-REG-011) is refused and nothing is written.`,
 			var b *artifact.Built
 			if fi.IsDir() {
 				var ds diag.List
-				b, ds = artifact.Build(src)
+				b, _, ds = buildChecked(src)
 				printDiags(env.Stderr, ds)
 				if b == nil || ds.HasErrors() {
 					return &ExitError{Code: 1, Silent: true}
