@@ -23,6 +23,11 @@
 //	           ("conversation", or "read_error")
 //	manifests  on-stage answers write-manifests with these
 //	           {binary_name, content} pairs
+//	seed       on-task-start answers replace-context with these
+//	           {role, content} messages: the seed of a hook whose
+//	           commit_policy is seed-context; its log line holds the
+//	           budget the launch set (MURMUR_SEED_BUDGET_TOKENS,
+//	           MURMUR_CONTEXT_WINDOW) as "seed_env"
 package main
 
 import (
@@ -48,6 +53,7 @@ type config struct {
 	ReadTask  string              `json:"read_task"`
 	ReadConv  string              `json:"read_conversation"`
 	Manifests []hook.ToolManifest `json:"manifests"`
+	Seed      []hook.Message      `json:"seed"`
 }
 
 var (
@@ -87,7 +93,15 @@ func handle[E any](name string, own func(E) (hook.Output, error)) func(E) (hook.
 				Task         *hook.TaskText `json:"task,omitempty"`
 				Conversation *hook.Page     `json:"conversation,omitempty"`
 				ReadError    string         `json:"read_error,omitempty"`
+				SeedEnv      []string       `json:"seed_env,omitempty"`
 			}{Seq: seq, Event: name, Data: e}
+			if name == "on-task-start" {
+				for _, k := range []string{"MURMUR_SEED_BUDGET_TOKENS", "MURMUR_CONTEXT_WINDOW"} {
+					if v, ok := os.LookupEnv(k); ok {
+						rec.SeedEnv = append(rec.SeedEnv, k+"="+v)
+					}
+				}
+			}
 			if name == cfg.ReadTask {
 				if t, err := hook.CurrentTask(); err != nil {
 					rec.ReadError = err.Error()
@@ -142,8 +156,13 @@ func init() {
 			return hook.None(), nil
 		}),
 		OnSessionStart: handle[hook.SessionContext]("on-session-start", nil),
-		OnTaskStart:    handle[hook.TaskStartEvent]("on-task-start", nil),
-		OnInference:    handle[hook.InferenceEvent]("on-inference", nil),
+		OnTaskStart: handle("on-task-start", func(hook.TaskStartEvent) (hook.Output, error) {
+			if len(cfg.Seed) > 0 {
+				return hook.ReplaceContext(cfg.Seed), nil
+			}
+			return hook.None(), nil
+		}),
+		OnInference: handle[hook.InferenceEvent]("on-inference", nil),
 		OnToolCall: handle("on-tool-call", func(e hook.ToolEvent) (hook.Output, error) {
 			if contains(cfg.DenyTools, e.ToolName) {
 				return hook.None(), errors.New("deny: the tool " + e.ToolName + " is not allowed by hook-probe")

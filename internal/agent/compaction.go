@@ -172,23 +172,45 @@ func (l *Loop) compactionEvent(t *task, size int64) CompactionEvent {
 // failure is the error; the history is returned unchanged with ok false
 // when nothing was committed.
 func (l *Loop) CompactHistory(ctx context.Context, c Compactor, contextID string, history []Message) ([]Message, bool, error) {
-	t := &task{contextID: contextID}
-	if err := t.conv.seed(history, l.recorder); err != nil {
-		return history, false, err
+	out, ok, err := l.compactOutside(ctx, c, "", history, map[string]any{"context_id": contextID, "resume": true})
+	if ok && l.cont.contextID == contextID {
+		// A continuation held for this context is void once its history
+		// is replaced.
+		l.cont = continuation{}
+	}
+	return out, ok, err
+}
+
+// SummarizeSeed hands the compactor's hooks an on-task-start seed that is
+// past context.seed_budget and its overflow margin (spec 004: seed
+// summarization): the same compaction-event, output cap, driver_config
+// and charging as CompactHistory, before the task's loop runs. Its
+// compaction record carries seed: true and the task's id. The held
+// continuation stays: the seed is added after the context's history.
+func (l *Loop) SummarizeSeed(ctx context.Context, c Compactor, taskID, contextID string, seed []Message) ([]Message, bool, error) {
+	return l.compactOutside(ctx, c, taskID, seed, map[string]any{"task_id": taskID, "context_id": contextID, "seed": true})
+}
+
+// compactOutside dispatches on-compaction over msgs outside a task's loop
+// and writes the compaction record rec starts.
+func (l *Loop) compactOutside(ctx context.Context, c Compactor, taskID string, msgs []Message, rec map[string]any) ([]Message, bool, error) {
+	t := &task{id: taskID}
+	if err := t.conv.seed(msgs, l.recorder); err != nil {
+		return msgs, false, err
 	}
 	size := l.estimate(t)
 	ev := l.compactionEvent(t, size)
-	rec := map[string]any{"context_id": contextID, "resume": true, "session_tokens": size, "threshold": ev.Threshold, "messages_before": len(history)}
+	rec["session_tokens"], rec["threshold"], rec["messages_before"] = size, ev.Threshold, len(msgs)
 	res, err := c.Compact(context.WithValue(ctx, compactionKey{}, true), ev)
 	if err != nil {
 		rec["error"] = firstLineOf(err.Error())
 		l.emit("compaction", rec)
-		return history, false, err
+		return msgs, false, err
 	}
 	if !res.Committed {
 		rec["committed"] = false
 		l.emit("compaction", rec)
-		return history, false, nil
+		return msgs, false, nil
 	}
 	out := make([]Message, 0, len(res.Messages))
 	for i, m := range res.Messages {
@@ -196,7 +218,7 @@ func (l *Loop) CompactHistory(ctx context.Context, c Compactor, contextID string
 			err := fmt.Errorf("compaction failed: hook %s returned replace-context with message %d of role %q; each message must be user or assistant", res.Hook, i, m.Role)
 			rec["hook"], rec["error"] = res.Hook, err.Error()
 			l.emit("compaction", rec)
-			return history, false, err
+			return msgs, false, err
 		}
 		out = append(out, Message{Role: m.Role, Content: []Block{{Type: BlockText, Text: m.Content}}})
 	}
@@ -204,12 +226,7 @@ func (l *Loop) CompactHistory(ctx context.Context, c Compactor, contextID string
 		err := fmt.Errorf("compaction failed: hook %s returned replace-context with no messages", res.Hook)
 		rec["hook"], rec["error"] = res.Hook, err.Error()
 		l.emit("compaction", rec)
-		return history, false, err
-	}
-	// A continuation held for this context is void once its history is
-	// replaced.
-	if l.cont.contextID == contextID {
-		l.cont = continuation{}
+		return msgs, false, err
 	}
 	rec["committed"], rec["hook"], rec["messages_after"] = true, res.Hook, len(out)
 	l.emit("compaction", rec)

@@ -68,15 +68,22 @@ func (c *conversation) seed(history []Message, rec trace.Recorder) error {
 // message is counted once: messages are never edited after append.
 func (c *conversation) count() {
 	for i := len(c.tokens); i < len(c.msgs); i++ {
-		n := int64(perMessageTokens)
-		for _, bl := range c.msgs[i].Content {
-			n += int64(tokens.Count(bl.Text))
-			if len(bl.Input) > 0 {
-				n += int64(tokens.CountBytes(bl.Input)) + int64(tokens.Count(bl.Name))
-			}
-		}
-		c.tokens = append(c.tokens, n)
+		c.tokens = append(c.tokens, MessageTokens(c.msgs[i]))
 	}
+}
+
+// MessageTokens is the runtime's count of one message as a request
+// carries it: what the loop measures the conversation with, and what a
+// seed is measured against its budget with.
+func MessageTokens(m Message) int64 {
+	n := int64(perMessageTokens)
+	for _, bl := range m.Content {
+		n += int64(tokens.Count(bl.Text))
+		if len(bl.Input) > 0 {
+			n += int64(tokens.CountBytes(bl.Input)) + int64(tokens.Count(bl.Name))
+		}
+	}
+	return n
 }
 
 // estimate is the input_tokens of a request carrying the whole

@@ -12,7 +12,6 @@ import (
 
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
-	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
@@ -197,13 +196,14 @@ type Task struct {
 	ContextID string
 	Origin    Origin
 	Text      string
-	// Images are the images the task's message carried (an A2A
-	// message's image parts), sent after Text.
-	Images []images.Image
 	// History is what the task starts from before Text: its context's
 	// earlier messages (lifecycle.conversation: threaded, mur run
 	// --resume); none for a fresh conversation.
 	History []Message
+	// Seed is what an on-task-start hook's seed-context put before Text,
+	// after History (docs/hooks.md): context for this task only, so it is
+	// sent but not written to Log.
+	Seed []Message
 	// Log receives every message the task adds, as it is made; nil keeps
 	// no record.
 	Log MessageLog
@@ -241,16 +241,19 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 	if len(tk.History) > 0 {
 		start["history_messages"] = len(tk.History)
 	}
+	if len(tk.Seed) > 0 {
+		start["seed_messages"] = len(tk.Seed)
+	}
 	l.emit("task_start", start)
 	text, contextID := tk.Text, tk.ContextID
 	if contextID != l.cont.contextID {
 		// A continuation never crosses into another context.
 		l.cont = continuation{}
 	}
-	if err := t.conv.seed(tk.History, l.recorder); err != nil {
+	if err := t.conv.seed(append(tk.History[:len(tk.History):len(tk.History)], tk.Seed...), l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))
 	}
-	if err := t.conv.add(Message{Role: RoleUser, Content: taskContent(text, tk.Images)}, l.recorder); err != nil {
+	if err := t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))
 	}
 	return l.end(l.loop(ctx, t))

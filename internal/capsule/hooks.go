@@ -34,13 +34,6 @@ type hookEntry struct {
 	id    *[32]byte
 }
 
-// unsupportedPolicies are the commit policies this build cannot commit
-// yet: their hooks refuse the launch (E-RUN-900) instead of running with
-// their output dropped.
-var unsupportedPolicies = map[string]string{
-	hooks.PolicySeedContext: "context seeding",
-}
-
 // hookEntries reads every runtime: hook entry: the contract fields from
 // the hook's own murmur.yaml (staging has checked them against the
 // binding table), on_overflow and the grant from the capsule's entry.
@@ -64,11 +57,6 @@ func (l *launcher) hookEntries() ([]hookEntry, diag.List) {
 			if own.CommitPolicy != "" {
 				sp.Policy = own.CommitPolicy
 			}
-		}
-		if what, ok := unsupportedPolicies[sp.Policy]; ok {
-			ds = append(ds, diag.New(diag.RunNotHonoured, l.c.Pos(field), field+".name",
-				fmt.Sprintf("hook %s declares commit_policy '%s' in its own murmur.yaml, and this build of mur does not do %s, so running it would drop its output; use a hook with commit_policy none, reopen-task or deny, or remove the entry", e.Name, sp.Policy, what)))
-			continue
 		}
 		sp.Deadline, sp.DeadlineField = hooks.DefaultDeadline, "the default hook deadline (set capabilities.limits.deadline_seconds on "+field+")"
 		if caps := l.c.Capabilities; caps != nil && caps.Limits != nil && caps.Limits.DeadlineSeconds != nil {
@@ -148,16 +136,22 @@ type sessionHooks struct {
 	// staged is what on-stage's write-manifests did, recorded once the
 	// trace is open.
 	staged []map[string]any
+	// seed is the session's seed ceilings; process is transport: process,
+	// where no seed is taken.
+	seed    hooks.SeedLimits
+	window  int64
+	process bool
 }
 
 // startHooks compiles and instantiates every hook under its grant, now
 // that the session's folders exist. A hook that cannot load refuses the
 // launch.
-func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.Dirs, sink event.Sink, maxTurns int) (*sessionHooks, error) {
+func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.Dirs, sink event.Sink, plan *agent.Plan) (*sessionHooks, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	sh := &sessionHooks{c: l.c, sessID: d.ID, maxTurns: maxTurns, reopens: manifest.DefaultMaxTaskReopens}
+	sh := &sessionHooks{c: l.c, sessID: d.ID, maxTurns: int(deref(plan.Inference.MaxTurns)), reopens: manifest.DefaultMaxTaskReopens}
+	sh.seedLimits(plan)
 	if lc := l.c.Lifecycle; lc != nil && lc.MaxTaskReopens != nil {
 		sh.reopens = *lc.MaxTaskReopens
 	}
@@ -183,6 +177,13 @@ func (l *launcher) startHooks(ctx context.Context, list []hookEntry, d session.D
 		}
 		if err != nil {
 			return fail(fmt.Errorf("hook %q: %w", he.spec.Name, err))
+		}
+		if sh.seed.Budget > 0 {
+			// task-start-event@0.5.0 has no budget-tokens or
+			// context-window (spec 004 names them): the launch's
+			// values reach every hook in its environment instead.
+			he.grant.Env = append(he.grant.Env[:len(he.grant.Env):len(he.grant.Env)],
+				[2]string{EnvSeedBudget, fmt.Sprint(sh.seed.Budget)}, [2]string{EnvContextWindow, fmt.Sprint(sh.window)})
 		}
 		pol, err := he.grant.Policy(d.Workdir, d.Records, he.spec.Name, &hookLog{path: hooks.LogPath(d.Logs(), he.spec.Name)})
 		if err != nil {
@@ -351,14 +352,21 @@ func taskAt(e event.Event) map[string]any {
 }
 
 // taskStart dispatches on-task-start and makes the task readable through
-// task-io/read.
-func (h *sessionHooks) taskStart(ctx context.Context, t Task) {
+// task-io/read. It returns the first seed a hook's commit_policy
+// seed-context took, for seedTask to fit (ok false: none).
+func (h *sessionHooks) taskStart(ctx context.Context, t Task) (hook string, seed []component.Message, ok bool) {
 	h.mu.Lock()
 	h.task = &component.TaskText{TaskID: t.ID, ContextID: t.ContextID, Input: t.Text}
 	h.mu.Unlock()
-	h.set.Dispatch(ctx, component.OnTaskStart, component.TaskStartEvent{
+	r := h.set.Dispatch(ctx, component.OnTaskStart, component.TaskStartEvent{
 		TaskID: t.ID, ContextID: t.ContextID, Source: string(t.Origin), InputBytes: uint64(len(t.Text)),
 	}, map[string]any{"task_id": t.ID})
+	for _, c := range r.Commits {
+		if c.Output.Case == hooks.SeedArm {
+			return c.Hook, c.Output.Messages, true
+		}
+	}
+	return "", nil, false
 }
 
 // taskEnd dispatches on-task-end for an attempt that ended with o. It

@@ -56,7 +56,7 @@ artifacts:
   shell:
     allow: [sh]
 inference:
-  model: gpt-4o-mini
+  model: %MODEL%
   driver:
     artifact: murmur/driver-openai
   max_turns: 8
@@ -76,6 +76,12 @@ type hookRun struct {
 // installs a capsule declaring them and runs it against a provider
 // scripted with steps.
 func runHooks(t *testing.T, hooks []hookDecl, extra string, steps ...providertest.Step) hookRun {
+	t.Helper()
+	return runHooksModel(t, "gpt-4o-mini", hooks, extra, steps...)
+}
+
+// runHooksModel is runHooks with inference.model set to model.
+func runHooksModel(t *testing.T, model string, hooks []hookDecl, extra string, steps ...providertest.Step) hookRun {
 	t.Helper()
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
@@ -102,7 +108,7 @@ func runHooks(t *testing.T, hooks []hookDecl, extra string, steps ...providertes
 		fmt.Fprintf(&entries, "  - name: murmur/%s\n    version: \"0.1.0\"\n    runtime: hook\n%s", h.name, h.entry)
 	}
 	prov := providertest.Start(t, steps...)
-	m := strings.NewReplacer("%HOOKS%", entries.String(), "%EXTRA%", extra).Replace(hookManifest)
+	m := strings.NewReplacer("%HOOKS%", entries.String(), "%EXTRA%", extra, "%MODEL%", model).Replace(hookManifest)
 	manifestPath := installManifest(t, root, m, prov.URL)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath, "--task", "do the work"}, nil, &stdout, &stderr)
@@ -390,13 +396,13 @@ func TestAsyncHookInSession(t *testing.T) {
 	}
 }
 
-// TestHookRefusals: a hook whose commit_policy this build does not
-// commit refuses the launch with E-RUN-900 naming the entry, and a hook
-// staged against the binding table is refused before anything runs.
+// TestHookRefusals: a hook whose own commit_policy its binding cannot
+// honour (seed-context on on-task-end) is refused at staging, before
+// anything runs.
 func TestHookRefusals(t *testing.T) {
-	r := runHooks(t, []hookDecl{{name: "seed", contract: "binding: on-task-start\ncommit_policy: seed-context\n"}}, "",
+	r := runHooks(t, []hookDecl{{name: "seed", contract: "binding: on-task-end\ncommit_policy: seed-context\n"}}, "",
 		providertest.Step{Text: "never"})
-	if r.code != 2 || !strings.Contains(r.stderr, "E-RUN-900") || !strings.Contains(r.stderr, "artifacts[2]") || !strings.Contains(r.stderr, "seed-context") {
+	if r.code != 2 || !strings.Contains(r.stderr, "E-MAN-003") || !strings.Contains(r.stderr, "seed-context") || !strings.Contains(r.stderr, "reopen-task") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	if len(r.reqs) != 0 {

@@ -219,9 +219,6 @@ func (s *Session) attempt(ctx context.Context, t agent.Task) Outcome {
 	if s.harness != nil {
 		return s.harness.RunTask(ctx, t)
 	}
-	if s.isScript() {
-		return s.runScript(ctx, t)
-	}
 	return s.loop.RunTask(ctx, t)
 }
 

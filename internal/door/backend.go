@@ -3,8 +3,6 @@ package door
 import (
 	"context"
 	"errors"
-
-	"github.com/murmur/mur/internal/images"
 )
 
 // Origin is what a caller claims in the x-murmur-task-origin header.
@@ -30,10 +28,7 @@ type Task struct {
 	ContextID string
 	// Text is the text of the message that started the task, its text
 	// parts joined by newlines.
-	Text string
-	// Images are the images the message carried, within context.images
-	// (the door refused the message otherwise).
-	Images []images.Image
+	Text   string
 	Origin Origin
 	// Caller is the credential whose token started the task: "operator",
 	// a declared credential's name, or "" on a door without

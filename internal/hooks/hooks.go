@@ -66,6 +66,15 @@ var Honoured = map[string]string{
 	component.OnSessionEnd:   "",
 }
 
+// SeedArm is the arm an on-task-start hook whose commit_policy is
+// seed-context answers with its seed. murmur:hook/lifecycle@0.5.0 has no
+// seed-context arm (spec 004 names the policy, spec 000's variant lacks
+// it), so, as err(reason) is a 0.5.0 policy hook's deny, the list of
+// messages in replace-context is a 0.5.0 seed hook's seed
+// (docs/hooks.md "Seeding a task's context"). From any other hook, or any
+// other handler, it is what it always was.
+const SeedArm = component.OutReplaceContext
+
 // policyArm is the arm a commit_policy lets the runtime commit. on-inference's
 // artifact has no commit_policy spelling, so any hook's is committed.
 var policyArm = map[string]string{
@@ -328,7 +337,11 @@ func (s *Set) judge(h *Hook, handler string, out component.HookOutput, at map[st
 		return out, false
 	}
 	honoured := Honoured[handler]
-	if out.Case == honoured && (honoured == component.OutArtifact || policyArm[h.Policy] == honoured) {
+	seed := handler == component.OnTaskStart && h.Policy == PolicySeedContext
+	if seed {
+		honoured = SeedArm
+	}
+	if out.Case == honoured && (seed || honoured == component.OutArtifact || policyArm[h.Policy] == honoured) {
 		return out, true
 	}
 	why := fmt.Sprintf("hook %s: %s returned %s, which %s does not honour; the arm was discarded", h.Name, handler, out.Case, handler)

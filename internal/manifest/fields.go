@@ -47,7 +47,6 @@ type Field struct {
 }
 
 const (
-	noSeed   = "seeds come from an on-task-start hook's seed-context, which this build of mur does not commit"
 	evalRow  = "forwarded to every hook as MURMUR_EVAL_CONFIG (and dataset_id as MURMUR_DATASET_ID); murmur/hook-eval scores with it"
 	hookOnly = "recognized only on a runtime: hook entry: refused in the capsule-wide block when the manifest is read (E-MAN-003)"
 	inertArt = "a capsule-wide concern: on a tool, driver or hook entry it does nothing (W-SEC-006 on a hook)"
@@ -175,8 +174,8 @@ var Fields = concat(
 		h("context.record_store", "the record's directory under ~/.murmur/conversations/"),
 		h("context.retain.max_age", "conversation retention: records this capsule owns, removed whole at launch"),
 		h("context.retain.max_messages", "conversation retention: the launch context's record, cut from the front at launch"),
-		r("context.seed_budget", noSeed),
-		r("context.seed_overflow_margin", noSeed),
+		h("context.seed_budget", "the share of the input budget an on-task-start hook's seed-context may take (docs/hooks.md)"),
+		h("context.seed_overflow_margin", "the slack above the seed budget within which a seed's oldest messages are dropped"),
 		r("context.images.keep", "image limits are not enforced by this build of mur"),
 		r("context.images.max_bytes", "image limits are not enforced by this build of mur"),
 		r("context.images.max_per_turn", "image limits are not enforced by this build of mur"),
