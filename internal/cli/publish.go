@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,6 +17,7 @@ func init() { register(newPublishCmd) }
 func newPublishCmd(env *Env) *cobra.Command {
 	var (
 		to, scope, path string
+		platform        string
 		asJSON          bool
 	)
 	cmd := &cobra.Command{
@@ -29,7 +31,8 @@ into a store (project, global) or a registry named in config.yaml, as
 A reserved version (latest, stable, edge: E-REG-004) or a malformed driver
 models: (E-REG-011) is refused and nothing is written.`,
 		Example: `  mur publish echo-go-0.1.0.mur.zip --scope me
-  mur publish examples/echo-go --scope me --to hub`,
+  mur publish examples/echo-go --scope me --to hub
+  mur publish jq-native-1.7.1.mur.zip --scope me --platform darwin/arm64`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
@@ -82,7 +85,10 @@ models: (E-REG-011) is refused and nothing is written.`,
 			if err != nil {
 				return reportErr(env, err)
 			}
-			ref, err := store.Publish(env.Ctx, target, b, scope)
+			ref, err := store.PublishFor(env.Ctx, target, b, scope, platform)
+			if errors.Is(err, store.ErrPlatform) {
+				return usageError(err)
+			}
 			if err != nil {
 				return reportErr(env, err)
 			}
@@ -94,6 +100,7 @@ models: (E-REG-011) is refused and nothing is written.`,
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "project, global, or a registry name from config.yaml")
+	cmd.Flags().StringVar(&platform, "platform", "", "GOOS/GOARCH a native payload is for (default: this host's)")
 	cmd.Flags().StringVar(&scope, "scope", "local", "scope to publish under: the artifact becomes <scope>/<name>")
 	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest whose project store and config apply")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")

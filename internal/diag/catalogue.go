@@ -96,6 +96,7 @@ var Catalogue = []Entry{
 	{Code: RegPublished, Title: "version already published with other bytes", Decided: "by mur publish"},
 	{Code: RegLock, Title: "murmur.lock is malformed", Decided: "whenever murmur.lock is read"},
 	{Code: RegModels, Title: "packed driver's models: is malformed", Decided: "by mur install and mur publish, reading a packed artifact"},
+	{Code: RegSource, Title: "no such registry in config.yaml", Decided: "by mur install, mur search and mur list, reading --registry and the resolution order"},
 	{Code: RunNotInstalled, Title: "driver or harness binary not installed", Decided: "at staging: needs the installed artifacts (manifest.CheckDrivers)"},
 	{Code: RunPromptFile, Title: "system_prompt_file missing or unreadable", Decided: "at launch and by mur doctor: reads the prompt file (manifest.CheckPromptFiles)"},
 	{Code: RunPortInUse, Title: "internal_port already in use", Decided: "at launch: binds the port"},

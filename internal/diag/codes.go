@@ -154,6 +154,9 @@ const (
 	// RegModels: a packed driver's models: block is malformed at install or
 	// publish.
 	RegModels Code = "E-REG-011"
+	// RegSource: a command names a registry config.yaml does not define,
+	// or needs a registry and the resolution order has none. mur's own.
+	RegSource Code = "E-REG-012"
 	// DeployVersion: a dev build of mur has no release to deploy and no
 	// deploy.mur_version or --mur-binary was given.
 	DeployVersion Code = "E-DEPLOY-006"

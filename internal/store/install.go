@@ -176,6 +176,9 @@ type Installer struct {
 	// Origin is the pin origin written: operator (mur install, the
 	// default) or runtime (a pull by a running session).
 	Origin string
+	// AnyPlatform takes a native payload built for another platform
+	// (mur install --all-platforms): the WIT level still has to fit.
+	AnyPlatform bool
 }
 
 // Installed is one installed artifact.
@@ -186,6 +189,8 @@ type Installed struct {
 	Dir    string
 	// Changed is false when the lock already pinned these bytes.
 	Changed bool
+	// Runtime is the role the package's metadata declares.
+	Runtime string
 }
 
 func (in *Installer) origin() string {
@@ -217,6 +222,45 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 	if err != nil {
 		return nil, err
 	}
+	plan, err := in.fetchAll(ctx, refs, lock)
+	if err != nil {
+		return nil, err
+	}
+	var items []Item
+	for _, p := range plan {
+		if p.f.From != in.Project.Store.Name() {
+			items = append(items, Item{Ref: p.f.Ref, Meta: p.f.Meta, Data: p.f.Data})
+		}
+	}
+	if len(items) > 0 {
+		if _, err := in.Project.Store.PutMany(ctx, items); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Installed, 0, len(plan))
+	for _, p := range plan {
+		dir, err := in.Project.ensureUnpacked(p.f.Digest, p.pkg)
+		if err != nil {
+			return nil, err
+		}
+		old, had := lock.Find(p.f.Ref.Full())
+		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
+		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From})
+		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed, Runtime: p.f.Meta.Runtime})
+	}
+	// The unpacked trees are flushed before the lock that makes them live.
+	if err := syncFS(in.Project.Dir); err != nil {
+		return nil, err
+	}
+	if err := lock.Save(in.Project.LockPath()); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fetchAll resolves every ref (pinned ones to their pinned bytes when lock
+// is not nil), opens each package and runs the checker, writing nothing.
+func (in *Installer) fetchAll(ctx context.Context, refs []artifact.Ref, lock *artifact.Lock) ([]planned, error) {
 	// Fetch and verify concurrently (registries answer slowly, each
 	// package is small). Every entry that cannot be fetched is reported at
 	// once (errors.Join, in declaration order), so an operator fixes them
@@ -230,7 +274,10 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pin, _ := lock.Find(ref.Full())
+			var pin artifact.Pin
+			if lock != nil {
+				pin, _ = lock.Find(ref.Full())
+			}
 			fetched[i], errs[i] = in.resolve(ctx, ref, pin)
 		}()
 	}
@@ -255,34 +302,39 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}
 		plan = append(plan, planned{f, pkg})
 	}
+	return plan, nil
+}
+
+// InstallTo resolves and verifies every ref as Install does and puts the
+// packages into dst (mur install -g: the global store), with no project,
+// no unpacked tree and no pin. Any refusal writes nothing.
+func (in *Installer) InstallTo(ctx context.Context, dst *Layout, refs []artifact.Ref) ([]Installed, error) {
+	plan, err := in.fetchAll(ctx, refs, nil)
+	if err != nil {
+		return nil, err
+	}
 	var items []Item
-	for _, p := range plan {
-		if p.f.From != in.Project.Store.Name() {
-			items = append(items, Item{Ref: p.f.Ref, Meta: p.f.Meta, Data: p.f.Data})
-		}
-	}
-	if len(items) > 0 {
-		if _, err := in.Project.Store.PutMany(ctx, items); err != nil {
-			return nil, err
-		}
-	}
 	out := make([]Installed, 0, len(plan))
 	for _, p := range plan {
-		dir, err := in.Project.ensureUnpacked(p.f.Digest, p.pkg)
-		if err != nil {
+		have, err := dst.Fetch(ctx, p.f.Ref)
+		changed := err != nil || have.Digest != p.f.Digest
+		if err == nil && changed {
+			// A version is immutable: the store keeps what it has and the
+			// operator decides.
+			return nil, fmt.Errorf("%w: %s in %s is %s, %s has %s; nothing was installed. Remove it from %s first if the new bytes are intended", ErrPublished, p.f.Ref, dst.Name(), have.Digest, p.f.From, p.f.Digest, dst.Root())
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
-		old, had := lock.Find(p.f.Ref.Full())
-		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
-		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From})
-		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed})
+		if changed {
+			items = append(items, Item{Ref: p.f.Ref, Meta: p.f.Meta, Data: p.f.Data})
+		}
+		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Changed: changed, Runtime: p.f.Meta.Runtime})
 	}
-	// The unpacked trees are flushed before the lock that makes them live.
-	if err := syncFS(in.Project.Dir); err != nil {
-		return nil, err
-	}
-	if err := lock.Save(in.Project.LockPath()); err != nil {
-		return nil, err
+	if len(items) > 0 {
+		if _, err := dst.PutMany(ctx, items); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -295,7 +347,7 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 // the install is refused (ErrPin).
 func (in *Installer) resolve(ctx context.Context, ref artifact.Ref, pin artifact.Pin) (*Fetched, error) {
 	if ref.Version == "latest" || ref.Version == "" {
-		m, err := NewestIn(ctx, in.Sources, ref.Full())
+		m, err := newestIn(ctx, in.Sources, ref.Full(), in.AnyPlatform)
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +366,7 @@ func (in *Installer) resolve(ctx context.Context, ref artifact.Ref, pin artifact
 			if f.Meta.Name != "" && (f.Meta.Name != ref.Full() || f.Meta.Version != ref.Version) {
 				return nil, fmt.Errorf("%w: %s in %s is labelled %s@%s", ErrMismatch, ref, s.Name(), f.Meta.Name, f.Meta.Version)
 			}
-			if ok, _ := FitsWIT(f.Meta.WIT); !ok || !RunsHere(f.Meta.Platform) {
+			if ok, _ := FitsWIT(f.Meta.WIT); !ok || (!RunsHere(f.Meta.Platform) && !in.AnyPlatform) {
 				cands, _ := versionsIn(ctx, in.Sources, ref.Full())
 				return nil, CheckFit(f.Meta, cands)
 			}
@@ -395,6 +447,12 @@ func versionsIn(ctx context.Context, srcs []Source, name string) ([]Meta, error)
 // fits the served WIT level and has a payload for this platform, across
 // sources; on a tie the earlier source wins.
 func NewestIn(ctx context.Context, srcs []Source, name string) (Meta, error) {
+	return newestIn(ctx, srcs, name, false)
+}
+
+// newestIn is NewestIn; anyPlatform also takes a native payload built for
+// another platform.
+func newestIn(ctx context.Context, srcs []Source, name string, anyPlatform bool) (Meta, error) {
 	all, err := versionsIn(ctx, srcs, name)
 	if err != nil {
 		return Meta{}, err
@@ -402,7 +460,7 @@ func NewestIn(ctx context.Context, srcs []Source, name string) (Meta, error) {
 	if len(all) == 0 {
 		return Meta{}, fmt.Errorf("%w: no version of %s in any source", ErrNotFound, name)
 	}
-	m, ok := Newest(all)
+	m, ok := newest(all, anyPlatform)
 	if !ok {
 		sortMetas(all)
 		return Meta{}, CheckFit(all[0], nil)

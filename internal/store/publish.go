@@ -86,7 +86,24 @@ func packedErr(ds diag.List, after string) error {
 // <scope>/<name>:<version>. A reserved version (E-REG-004) or a malformed
 // models: (E-REG-011) is refused before anything is written.
 func Publish(ctx context.Context, target Source, b *artifact.Built, scope string) (artifact.Ref, error) {
+	return PublishFor(ctx, target, b, scope, "")
+}
+
+// PublishFor is Publish with the platform a native payload is for
+// (GOOS/GOARCH, such as one cross-compiled); "" is this host's. A wasm or
+// static package runs anywhere and takes none.
+func PublishFor(ctx context.Context, target Source, b *artifact.Built, scope, platform string) (artifact.Ref, error) {
 	a := b.Manifest
+	meta := MetaOf(b, scope)
+	if platform != "" {
+		if meta.Execution != manifest.ExecNative {
+			return artifact.Ref{}, fmt.Errorf("%w: %s is a %s package, which runs on any platform: --platform is for a native payload only", ErrPlatform, a.Name, meta.Execution)
+		}
+		if !ValidPlatform(platform) {
+			return artifact.Ref{}, fmt.Errorf("%w: %q is not GOOS/GOARCH, such as linux/amd64 or darwin/arm64", ErrPlatform, platform)
+		}
+		meta.Platform = platform
+	}
 	if !artifact.ValidBareName(scope) {
 		return artifact.Ref{}, fmt.Errorf("%w: scope %q must be lowercase letters, digits and inner hyphens", artifact.ErrName, scope)
 	}
@@ -114,10 +131,32 @@ func Publish(ctx context.Context, target Source, b *artifact.Built, scope string
 	case !errors.Is(err, ErrNotFound):
 		return ref, err
 	}
-	if _, err := target.Put(ctx, ref, MetaOf(b, scope), b.Data); err != nil {
+	if _, err := target.Put(ctx, ref, meta, b.Data); err != nil {
 		return ref, err
 	}
 	return ref, nil
+}
+
+// ErrPlatform: mur publish --platform names no GOOS/GOARCH, or a package
+// that is not native.
+var ErrPlatform = errors.New("bad platform")
+
+// ValidPlatform reports whether p is GOOS/GOARCH: two lowercase words of
+// letters and digits.
+func ValidPlatform(p string) bool {
+	goos, goarch, ok := strings.Cut(p, "/")
+	word := func(w string) bool {
+		if w == "" || len(w) > 32 {
+			return false
+		}
+		for _, c := range w {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+				return false
+			}
+		}
+		return true
+	}
+	return ok && word(goos) && word(goarch)
 }
 
 // ErrPublished: the version is already published with other bytes.

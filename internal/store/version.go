@@ -156,11 +156,13 @@ var ErrWITLevel = errors.New("artifact does not fit this mur's WIT level")
 
 // Newest picks, among candidates, the newest version by semver precedence
 // that fits the served WIT level and has a payload for this platform.
-func Newest(cands []Meta) (Meta, bool) {
+func Newest(cands []Meta) (Meta, bool) { return newest(cands, false) }
+
+func newest(cands []Meta, anyPlatform bool) (Meta, bool) {
 	sorted := append([]Meta(nil), cands...)
 	sortMetas(sorted)
 	for _, m := range sorted {
-		if ok, _ := FitsWIT(m.WIT); ok && RunsHere(m.Platform) {
+		if ok, _ := FitsWIT(m.WIT); ok && (anyPlatform || RunsHere(m.Platform)) {
 			return m, true
 		}
 	}
@@ -181,6 +183,9 @@ func CheckFit(m Meta, cands []Meta) error {
 		return nil
 	}
 	hint := "no version of it fits; rebuild it against this mur's WIT packages"
+	if ok {
+		hint = "no version of it has a payload for this host; publish one built for " + HostPlatform() + " (mur install --all-platforms takes it anyway, for another host)"
+	}
 	if n, found := Newest(cands); found {
 		hint = fmt.Sprintf("the newest that fits is %s@%s", n.Name, n.Version)
 	}
