@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var workIDRe = regexp.MustCompile(`^wrk_[0-9a-f]{32}$`)
@@ -30,13 +32,26 @@ func TestGraceDemotesAndBackgroundCommandDelivers(t *testing.T) {
 	f := newFixture(t, func(p *Policy) { p.GraceSecs = grace(1) })
 	ctx := context.Background()
 
-	// Exiting within the grace window returns to the turn.
-	if r := f.call(t, "bash", "sleep 0.2; echo quick"); r.WorkID != "" || r.Stdout != "quick\n" {
+	// Exiting within the grace window returns to the turn. A window no
+	// load reaches, so the command's speed on a busy machine does not
+	// decide the outcome.
+	long := newFixture(t, func(p *Policy) { p.GraceSecs = grace(3600) })
+	if r := long.call(t, "bash", "sleep 0.2; echo quick"); r.WorkID != "" || r.Stdout != "quick\n" {
 		t.Fatalf("quick command: %q", r.Text())
 	}
 
+	// The command runs until the test lets it go (a FIFO), so it is still
+	// running at the grace's end and at the status read however loaded the
+	// machine is; it says when it has printed its first lines (another).
+	ready, proceed := filepath.Join(f.pol.Tmp, "ready"), filepath.Join(f.pol.Tmp, "proceed")
+	for _, p := range []string{ready, proceed} {
+		if err := unix.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	command := `echo before; echo warn >&2; echo > ` + ready + `; read x < ` + proceed + `; echo after; exit 4`
 	start := time.Now()
-	r := f.call(t, "bash", `echo before; echo warn >&2; sleep 1.5; echo after; exit 4`)
+	r := f.call(t, "bash", command)
 	if d := time.Since(start); d < 900*time.Millisecond {
 		t.Errorf("demoted after %v, before the 1 s grace", d)
 	}
@@ -57,9 +72,20 @@ func TestGraceDemotesAndBackgroundCommandDelivers(t *testing.T) {
 		t.Errorf("Running = %v", got)
 	}
 
-	st, err := f.s.Background(ctx, BackgroundRequest{WorkID: r.WorkID})
-	if err != nil {
+	if _, err := os.ReadFile(ready); err != nil {
 		t.Fatal(err)
+	}
+	// "before" is in the pipe; the session's reader copies it to the log
+	// on its own goroutine, so the status is read until it shows it.
+	var st string
+	for deadline := time.Now().Add(settle); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if st, err = f.s.Background(ctx, BackgroundRequest{WorkID: r.WorkID}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(st, "before") || time.Now().After(deadline) {
+			break
+		}
 	}
 	if !strings.Contains(st, "State: running") || !strings.Contains(st, "before") {
 		t.Errorf("status = %q", st)
@@ -68,6 +94,9 @@ func TestGraceDemotesAndBackgroundCommandDelivers(t *testing.T) {
 		t.Fatal("completed before the exit reached the agent")
 	}
 
+	if err := os.WriteFile(proceed, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w, err := f.s.Background(ctx, BackgroundRequest{WorkID: r.WorkID, Action: "wait"})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +122,7 @@ func TestGraceDemotesAndBackgroundCommandDelivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "Command: bash echo before; echo warn >&2; sleep 1.5; echo after; exit 4\n\nbefore\nwarn\nafter\n\nExit code: 4\n"
+	want := "Command: bash " + command + "\n\nbefore\nwarn\nafter\n\nExit code: 4\n"
 	if string(log) != want || filepath.Base(r.LogPath) != r.WorkID+".log" {
 		t.Errorf("log %s =\n%q\nwant\n%q", r.LogPath, log, want)
 	}

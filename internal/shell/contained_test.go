@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/murmur/mur/internal/sandbox"
 )
 
@@ -43,8 +45,10 @@ func contained(t testing.TB, mod func(*Policy)) (*fixture, *sandbox.Session) {
 }
 
 func TestContainedCalls(t *testing.T) {
-	f, sb := contained(t, func(p *Policy) { p.GraceSecs = grace(1) })
-	ctx := context.Background()
+	// A grace no load reaches: the quick calls below must finish in the
+	// foreground however slow the machine is; the one demotion is driven
+	// by cancelling its call (the turn's end), not by this clock.
+	f, sb := contained(t, func(p *Policy) { p.GraceSecs = grace(3600) })
 
 	r := f.call(t, "bash", `printf 'out\n'; printf 'err\n' >&2`)
 	if r.Text() != "Exit code: 0\nStdout:\nout\n\nStderr:\nerr\n" {
@@ -74,13 +78,28 @@ func TestContainedCalls(t *testing.T) {
 	if r.Note != NoteGroupKilled {
 		t.Errorf("holder: %q", r.Text())
 	}
-	// A demoted command is killed at the session's end.
-	r = f.call(t, "bash", `echo going; sleep 30`)
-	if r.WorkID == "" {
-		t.Fatalf("not demoted: %q", r.Text())
+	// A demoted command is killed at the session's end. The call is
+	// demoted when its context ends, which happens once the command has
+	// said "going" and opened the FIFO: its output is then certain to be
+	// in the log, whatever the load.
+	ready := filepath.Join(f.pol.Workdir, "ready")
+	if err := unix.Mkfifo(ready, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		defer cancel()
+		if b, err := os.ReadFile(ready); err != nil || string(b) != "x\n" {
+			t.Errorf("ready FIFO: %q %v", b, err)
+		}
+	}()
+	r, err := f.s.Call(ctx, "bash", `echo going; echo x > ready; sleep 3600`)
+	if err != nil || r.WorkID == "" {
+		t.Fatalf("not demoted: %q %v", r.Text(), err)
 	}
 	pid := f.s.work[r.WorkID].pgid
-	ab, err := f.s.Close(ctx)
+	ab, err := f.s.Close(context.Background())
 	if err != nil || len(ab) != 1 {
 		t.Fatalf("Close = %v, %v", ab, err)
 	}

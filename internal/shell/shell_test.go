@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/murmur/mur/internal/event"
 	"github.com/murmur/mur/internal/shell/readonly"
 )
@@ -394,34 +396,47 @@ func TestHolderOutsideGroup(t *testing.T) {
 	}
 }
 
+// settle bounds the waits below for something that must happen: it is a
+// deadline for a hung test, far past any load, never a timing goal.
+const settle = 2 * time.Minute
+
 func readPid(t *testing.T, path string) int {
 	t.Helper()
-	for i := 0; i < 100; i++ {
+	for deadline := time.Now().Add(settle); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		b, err := os.ReadFile(path)
 		if err == nil {
 			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				return n
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no pid in %s", path)
+	t.Fatalf("no pid in %s after %v", path, settle)
 	return 0
 }
 
-// waitGone waits for a process to disappear (or become a zombie of a
-// parent that is not us).
+// waitGone waits for a process to exit (a zombie counts: its parent may
+// not be us), on its pidfd rather than by polling /proc against a clock.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	for i := 0; i < 100; i++ {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return
 	}
-	t.Errorf("process %d still running", pid)
+	if err != nil {
+		t.Fatalf("pidfd_open %d: %v", pid, err)
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(settle.Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("poll pidfd %d: %v", pid, err)
+		}
+		if n == 0 {
+			t.Errorf("process %d still running after %v", pid, settle)
+		}
+		return
+	}
 }
