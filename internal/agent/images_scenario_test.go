@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/capsule"
+	"github.com/murmur/mur/internal/door"
 	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/providertest"
 )
@@ -144,6 +146,49 @@ func TestToolImagesReachTheModel(t *testing.T) {
 				if d := images.Describe(images.Image{MediaType: "image/png", Data: pngN(i)}); !strings.Contains(string(reqs[2].Raw), d) {
 					t.Fatalf("image %d not reduced in the third request", i)
 				}
+			}
+		})
+	}
+}
+
+// TestDoorImagesReachTheModel: the images a door task's message carried
+// go to the model after the task's text, on both wires, and keep counts
+// them with the tools' images.
+func TestDoorImagesReachTheModel(t *testing.T) {
+	for _, wire := range []string{providertest.Anthropic, providertest.OpenAI} {
+		t.Run(wire, func(t *testing.T) {
+			r := newRun(t, wire, providertest.Step{Text: "A red square and a blue one."})
+			r.opts.LaunchTask = ""
+			r.opts.Stderr = &r.stderr
+			keep := int64(1)
+			r.opts.Capsule.Context.Images.Keep = &keep
+			s, err := capsule.OpenParts(context.Background(), r.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l := s.ImageLimits(); l.Keep != 1 || l.MaxPerTurn != 5 || l.MaxBytes != 5<<20 {
+				t.Fatalf("session limits %+v", l)
+			}
+			out := s.DoorBackend().RunTask(context.Background(), door.Task{ID: "tsk_img", Text: "What are these?",
+				Images: []images.Image{{MediaType: "image/png", Data: pngN(1)}, {MediaType: "image/png", Data: pngN(2)}}}, nil)
+			if err := s.Close(agent.Outcome{Status: agent.ExitOK}); err != nil {
+				t.Fatal(err)
+			}
+			if out.State != door.Completed {
+				t.Fatalf("outcome %+v", out)
+			}
+			req := r.srv.Requests()[0]
+			if got := wireImages(t, wire, req); len(got) != 1 || got[0] != b64(2)[0] {
+				t.Fatalf("images sent %d, want only the newest", len(got))
+			}
+			first := req.Body["messages"].([]any)[0].(map[string]any)
+			parts := first["content"].([]any)
+			text := parts[0].(map[string]any)["text"]
+			if first["role"] != "user" || text != "What are these?" || len(parts) != 3 {
+				t.Fatalf("first message %v", first)
+			}
+			if d := images.Describe(images.Image{MediaType: "image/png", Data: pngN(1)}); parts[1].(map[string]any)["text"] != d {
+				t.Fatalf("older image not reduced: %v", parts[1])
 			}
 		})
 	}

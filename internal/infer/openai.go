@@ -38,11 +38,17 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 		var text strings.Builder
 		var calls []map[string]any
 		var results []map[string]any
-		var imgs []map[string]any
+		// parts are the message's text and images in order, its content
+		// when it carries an image.
+		var parts []map[string]any
+		images := false
 		for _, b := range m.Content {
 			switch b.Type {
 			case "text":
 				text.WriteString(b.Text)
+				if b.Text != "" {
+					parts = append(parts, map[string]any{"type": "text", "text": b.Text})
+				}
 			case BlockImage:
 				if err := checkImage(b); err != nil {
 					return nil, err
@@ -50,9 +56,10 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 				// A tool message carries text only, so a tool's image
 				// follows in a user message, named by its call.
 				if b.ToolUseID != "" {
-					imgs = append(imgs, map[string]any{"type": "text", "text": "[image from tool call " + b.ToolUseID + "]"})
+					parts = append(parts, map[string]any{"type": "text", "text": "[image from tool call " + b.ToolUseID + "]"})
 				}
-				imgs = append(imgs, map[string]any{"type": "image_url", "image_url": map[string]any{"url": dataURL(b)}})
+				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": dataURL(b)}})
+				images = true
 			case "tool_use":
 				calls = append(calls, map[string]any{"id": b.ID, "type": "function",
 					"function": map[string]any{"name": b.Name, "arguments": string(objectOrEmpty(b.Input))}})
@@ -71,13 +78,8 @@ func openAIBody(req Request, cfg Config, stream bool) (map[string]any, error) {
 		// Tool messages must directly follow the assistant message that
 		// made the calls, so they go before any text of the same turn.
 		msgs = append(msgs, results...)
-		if imgs != nil {
-			// Images make the content an array of parts, the text first.
-			parts := make([]map[string]any, 0, len(imgs)+1)
-			if text.Len() > 0 {
-				parts = append(parts, map[string]any{"type": "text", "text": text.String()})
-			}
-			msgs = append(msgs, map[string]any{"role": RoleUser, "content": append(parts, imgs...)})
+		if images {
+			msgs = append(msgs, map[string]any{"role": RoleUser, "content": parts})
 			if calls == nil {
 				continue
 			}
