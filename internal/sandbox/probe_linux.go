@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,11 @@ func Probe() Host {
 	h.NetNS = admin && errNet == nil
 	if !h.NetNS {
 		h.Why["network namespace"] = "creating a network namespace needs CAP_SYS_ADMIN (run mur as root)"
+	} else if missing := missingNetModules(); len(missing) > 0 {
+		// Without them the namespace's egress rules cannot be written: say
+		// so here rather than failing every session that starts.
+		h.NetNS = false
+		h.Why["network namespace"] = fmt.Sprintf("the kernel cannot load %s (nf_tables TPROXY, socket and reject, which the namespace's egress rules use): load them with modprobe, or use a kernel built with them", strings.Join(missing, ", "))
 	}
 	_, errMnt := os.Stat("/proc/self/ns/mnt")
 	h.MountNS = admin && errMnt == nil
