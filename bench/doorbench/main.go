@@ -55,6 +55,7 @@ func main() {
 	src := flag.String("src", ".", "repository root (artifact murmur.yaml sources)")
 	tasks := flag.Int("tasks", 1000, "sequential tasks through one capsule")
 	fleet := flag.Int("fleet", 8, "capsules idling at once with their doors open, for PSS")
+	flag.IntVar(&mapsTop, "maps", 0, "print the N mappings whose Anonymous grew most from task 100 to the last")
 	flag.Parse()
 	if err := run(*murBin, *guests, *src, *tasks, *fleet); err != nil {
 		fmt.Fprintf(os.Stderr, "doorbench: %v\n", err)
@@ -209,6 +210,7 @@ func run(murBin, guests, src string, tasks, fleet int) error {
 		lat = append(lat, d)
 		if i == 100 {
 			at100 = procmem.Rollup(cmd.Process.Pid)
+			maps100 = mappings(cmd.Process.Pid)
 		}
 		if i%1000 == 0 && i < tasks {
 			r := procmem.Rollup(cmd.Process.Pid)
@@ -216,6 +218,7 @@ func run(murBin, guests, src string, tasks, fleet int) error {
 		}
 	}
 	atEnd := procmem.Rollup(cmd.Process.Pid)
+	mapsEnd := mappings(cmd.Process.Pid)
 	kept, err := lastTaskBytes(addr)
 	if err != nil {
 		_ = stop(cmd)
@@ -232,7 +235,83 @@ func run(murBin, guests, src string, tasks, fleet int) error {
 		fmt.Printf("  %s after task 100: %.1f MB, after task %d: %.1f MB, growth %+.2f MB\n",
 			k, mb(at100[k]), tasks, mb(atEnd[k]), mb(atEnd[k]-at100[k]))
 	}
+	if mapsTop > 0 {
+		printMapGrowth(maps100, mapsEnd, mapsTop)
+	}
 	return nil
+}
+
+var (
+	mapsTop int
+	maps100 map[string]mapping
+)
+
+// mapping is one VMA of /proc/PID/smaps: its size and anonymous kB.
+type mapping struct {
+	head       string // "start-end perms offset dev inode [name]"
+	size, anon int64
+}
+
+// mappings reads /proc/PID/smaps keyed by the mapping's start address (a
+// VMA that keeps its start keeps its key while it grows at the end).
+func mappings(pid int) map[string]mapping {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return nil
+	}
+	out := map[string]mapping{}
+	var cur string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			cur = strings.SplitN(f[0], "-", 2)[0]
+			out[cur] = mapping{head: line}
+			continue
+		}
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		m := out[cur]
+		switch f[0] {
+		case "Size:":
+			m.size = n
+		case "Anonymous:":
+			m.anon = n
+		}
+		out[cur] = m
+	}
+	return out
+}
+
+// printMapGrowth lists the mappings whose anonymous memory grew most.
+func printMapGrowth(before, after map[string]mapping, top int) {
+	type row struct {
+		m     mapping
+		delta int64
+	}
+	var rows []row
+	for k, m := range after {
+		if d := m.anon - before[k].anon; d != 0 {
+			rows = append(rows, row{m, d})
+		}
+	}
+	for k, m := range before {
+		if _, ok := after[k]; !ok {
+			rows = append(rows, row{mapping{head: "(gone) " + m.head, size: m.size}, -m.anon})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].delta > rows[j].delta })
+	fmt.Printf("  mappings by Anonymous growth, task 100 → last (kB):\n")
+	for i, r := range rows {
+		if i == top {
+			break
+		}
+		fmt.Printf("    %+6d of %7d  %s\n", r.delta, r.m.size, r.m.head)
+	}
 }
 
 // lastTaskBytes is the size of the newest task as the door keeps it: the
