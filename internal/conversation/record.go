@@ -26,6 +26,7 @@ import (
 
 	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/infer"
 )
 
@@ -207,6 +208,16 @@ func (rec *Record) add(w *wireLine, n int) error {
 	}
 	if w.Message == nil || (w.Message.Role != infer.RoleUser && w.Message.Role != infer.RoleAssistant) {
 		return fmt.Errorf("%w: line %d: no message with role user or assistant", ErrMalformed, n)
+	}
+	for _, b := range w.Message.Content {
+		// An image part goes back to a model as bytes: one that is not
+		// the image its media type names is a damaged record, not an
+		// image (the drivers would send it as one).
+		if b.Type == infer.BlockImage {
+			if mt, ok := images.Detect(b.MediaType, b.Data); !ok || mt != b.MediaType {
+				return fmt.Errorf("%w: line %d: an image part whose bytes are not a %q image", ErrMalformed, n, b.MediaType)
+			}
+		}
 	}
 	if w.ID <= rec.LastID() {
 		return fmt.Errorf("%w: line %d: message id %d does not follow %d", ErrMalformed, n, w.ID, rec.LastID())

@@ -72,6 +72,33 @@ func TestAppendReadBack(t *testing.T) {
 	}
 }
 
+// An image part (a tool's image, an A2A message's) is kept in the record
+// with its media type, its call and its bytes, and read back as it was.
+func TestImagePartsReadBack(t *testing.T) {
+	s := Store{Dir: t.TempDir(), Capsule: "cap"}
+	l, err := s.Open("ctx_i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	msg := infer.Message{Role: infer.RoleUser, Content: []infer.Block{
+		{Type: infer.BlockToolResult, ToolUseID: "c1", Text: "a screenshot"},
+		{Type: infer.BlockImage, ToolUseID: "c1", MediaType: "image/png", Data: png},
+	}}
+	if _, err := l.Append(Entry{Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	rec, err := ReadFile(s.Path("ctx_i"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rec.Entries[0].Message.Content[1]
+	if got.Type != infer.BlockImage || got.ToolUseID != "c1" || got.MediaType != "image/png" || !bytes.Equal(got.Data, png) {
+		t.Fatalf("image part read back as %+v", got)
+	}
+}
+
 // A last line without its newline is a write cut short: the reader leaves
 // it out, and the next writer cuts it off before appending, so the record
 // never holds two lines glued together.
@@ -106,13 +133,15 @@ func TestTornTailIsCut(t *testing.T) {
 // Bad lines anywhere but a torn tail are refused with their line number.
 func TestReadRefusesDamage(t *testing.T) {
 	for name, body := range map[string]string{
-		"not json":        "{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[]}}\nxx\n",
-		"header later":    "{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[]}}\n{\"kind\":\"header\",\"capsule\":\"c\"}\n",
-		"ids go back":     "{\"id\":2,\"message\":{\"role\":\"user\",\"content\":[]}}\n{\"id\":2,\"message\":{\"role\":\"user\",\"content\":[]}}\n",
-		"no message":      "{\"id\":1}\n",
-		"bad role":        "{\"id\":1,\"message\":{\"role\":\"system\",\"content\":[]}}\n",
-		"blank line":      "\n",
-		"header no owner": "{\"kind\":\"header\"}\n",
+		"not json":          "{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[]}}\nxx\n",
+		"header later":      "{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[]}}\n{\"kind\":\"header\",\"capsule\":\"c\"}\n",
+		"ids go back":       "{\"id\":2,\"message\":{\"role\":\"user\",\"content\":[]}}\n{\"id\":2,\"message\":{\"role\":\"user\",\"content\":[]}}\n",
+		"no message":        "{\"id\":1}\n",
+		"bad role":          "{\"id\":1,\"message\":{\"role\":\"system\",\"content\":[]}}\n",
+		"blank line":        "\n",
+		"header no owner":   "{\"kind\":\"header\"}\n",
+		"image not png":     "{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"aGVsbG8=\"}]}}\n",
+		"image mislabelled": "{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/jpeg\",\"data\":\"iVBORw0KGgoAAAANSUhEUg==\"}]}}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(body))
@@ -302,6 +331,7 @@ func TestReadResumePoint(t *testing.T) {
 func FuzzRead(f *testing.F) {
 	f.Add([]byte("{\"kind\":\"header\",\"capsule\":\"c\",\"context_id\":\"x\",\"created\":\"2026-01-01T00:00:00Z\"}\n{\"id\":1,\"ts\":\"2026-01-01T00:00:00Z\",\"context_id\":\"x\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n"))
 	f.Add([]byte("{\"id\":3,\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"c\",\"name\":\"t\",\"input\":{}}]}}\n{\"id\":"))
+	f.Add([]byte("{\"id\":1,\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"see\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgoAAAANSUhEUg==\"}]}}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := Read(bytes.NewReader(b))
 		if err != nil {

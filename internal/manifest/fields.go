@@ -176,9 +176,9 @@ var Fields = concat(
 		h("context.retain.max_messages", "conversation retention: the launch context's record, cut from the front at launch"),
 		h("context.seed_budget", "the share of the input budget an on-task-start hook's seed-context may take (docs/hooks.md)"),
 		h("context.seed_overflow_margin", "the slack above the seed budget within which a seed's oldest messages are dropped"),
-		r("context.images.keep", "image limits are not enforced by this build of mur"),
-		r("context.images.max_bytes", "image limits are not enforced by this build of mur"),
-		r("context.images.max_per_turn", "image limits are not enforced by this build of mur"),
+		h("context.images.keep", "the newest images go to the model as bytes, older ones as their one line (docs/images.md)"),
+		h("context.images.max_bytes", "a tool's larger image refused too_large, an A2A message's -32602 (docs/images.md)"),
+		h("context.images.max_per_turn", "counted across a turn's tool calls (one call's under transport: process), and per A2A message (-32602)"),
 
 		h("observability.otel_endpoint", "spans exported over OTLP/HTTP"),
 		h("observability.eval.dataset_id", evalRow),
