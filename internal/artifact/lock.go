@@ -37,6 +37,18 @@ type Pin struct {
 	// From is the source it was resolved from (project, global or
 	// registry:<name>); informative only, a pin is valid from any source.
 	From string `yaml:"from,omitempty"`
+	// Verified records the signature mur install checked when the trust
+	// policy (config.yaml's trusted_keys) demanded one; absent otherwise.
+	Verified *Verified `yaml:"verified,omitempty"`
+}
+
+// Verified is what install established of a pin's signature: the trusted
+// key that signed Digest, and the sha256 of the Sigstore bundle saying so.
+type Verified struct {
+	// Key is the signing key's id: sha256 of its DER public key.
+	Key string `yaml:"key"`
+	// Bundle is the sha256 of the bundle verified.
+	Bundle string `yaml:"bundle"`
 }
 
 // Lock is the content of murmur.lock.
@@ -75,6 +87,9 @@ func ParseLock(b []byte) (*Lock, error) {
 		}
 		if p.Origin != OriginOperator && p.Origin != OriginRuntime {
 			return nil, fmt.Errorf("%w: artifacts[%d].origin %q is neither operator nor runtime", ErrLock, i, p.Origin)
+		}
+		if v := p.Verified; v != nil && (!ValidDigest(v.Key) || !ValidDigest(v.Bundle)) {
+			return nil, fmt.Errorf("%w: artifacts[%d].verified: key and bundle must each be sha256:<64 hex>", ErrLock, i)
 		}
 		if seen[p.Name] {
 			return nil, fmt.Errorf("%w: %s is pinned twice", ErrLock, p.Name)

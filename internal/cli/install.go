@@ -105,7 +105,11 @@ that exist; an unknown name with the closest one held (E-REG-001).
 				fmt.Fprintln(env.Stdout, "nothing to install")
 				return nil
 			}
-			in := &store.Installer{Project: open.Project, Sources: srcs, Check: store.InstallChecker, AnyPlatform: allPlatforms}
+			trust, err := trustPolicy(open)
+			if err != nil {
+				return reportErr(env, err)
+			}
+			in := &store.Installer{Project: open.Project, Sources: srcs, Check: store.InstallChecker, AnyPlatform: allPlatforms, Trust: trust}
 			done, err := in.Install(env.Ctx, refs)
 			if err != nil {
 				return reportErr(env, err)
@@ -167,7 +171,11 @@ func installGlobal(env *Env, args []string, registry string, allPlatforms, asJSO
 	if err != nil {
 		return err
 	}
-	in := &store.Installer{Sources: srcs, Check: store.InstallChecker, AnyPlatform: allPlatforms}
+	trust, err := trustPolicy(open)
+	if err != nil {
+		return reportErr(env, err)
+	}
+	in := &store.Installer{Sources: srcs, Check: store.InstallChecker, AnyPlatform: allPlatforms, Trust: trust}
 	dst := store.GlobalStore(open.MurmurDir)
 	done, err := in.InstallTo(env.Ctx, dst, refs)
 	if err != nil {

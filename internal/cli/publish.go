@@ -18,6 +18,7 @@ func newPublishCmd(env *Env) *cobra.Command {
 	var (
 		to, scope, path string
 		platform        string
+		signKey         string
 		asJSON          bool
 	)
 	cmd := &cobra.Command{
@@ -29,9 +30,13 @@ into a store (project, global) or a registry named in config.yaml, as
 (E-BLD-…: the payload for its role, a component compiled into the cache).
 --to defaults to config.yaml's publish:, else global.
 A reserved version (latest, stable, edge: E-REG-004) or a malformed driver
-models: (E-REG-011) is refused and nothing is written.`,
+models: (E-REG-011) is refused and nothing is written. --sign KEY signs the
+package's digest with a key from mur key generate and attaches the signature
+(a Sigstore bundle) beside it, which mur install checks where config.yaml's
+trusted_keys demands one.`,
 		Example: `  mur publish echo-go-0.1.0.mur.zip --scope me
   mur publish examples/echo-go --scope me --to hub
+  mur publish echo-go-0.1.0.mur.zip --scope me --to hub --sign ~/.murmur/keys/me.key
   mur publish jq-native-1.7.1.mur.zip --scope me --platform darwin/arm64`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,10 +97,19 @@ models: (E-REG-011) is refused and nothing is written.`,
 			if err != nil {
 				return reportErr(env, err)
 			}
+			out := map[string]string{"ref": ref.String(), "target": target.Name(), "digest": b.Digest}
+			if signKey != "" {
+				if out["signed_by"], err = signPublished(env, target, ref, b.Digest, signKey); err != nil {
+					return reportErr(env, err)
+				}
+			}
 			if asJSON {
-				return writeJSON(env.Stdout, map[string]string{"ref": ref.String(), "target": target.Name(), "digest": b.Digest})
+				return writeJSON(env.Stdout, out)
 			}
 			fmt.Fprintf(env.Stdout, "published %s to %s\n%s\n", ref, target.Name(), b.Digest)
+			if signKey != "" {
+				fmt.Fprintf(env.Stdout, "signed by %s\n", out["signed_by"])
+			}
 			return nil
 		},
 	}
@@ -104,6 +118,7 @@ models: (E-REG-011) is refused and nothing is written.`,
 	cmd.Flags().StringVar(&scope, "scope", "local", "scope to publish under: the artifact becomes <scope>/<name>")
 	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest whose project store and config apply")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().StringVar(&signKey, "sign", "", "private key file (mur key generate) to sign the published package with")
 	return cmd
 }
 

@@ -60,6 +60,11 @@ type File struct {
 	Credentials map[string]string `yaml:"credentials,omitempty"`
 	// Spend holds machine-wide ceilings; only the global file sets them.
 	Spend *Spend `yaml:"spend,omitempty"`
+	// TrustedKeys maps an artifact scope (or "*", every scope without an
+	// entry) to the public key files one of which must have signed each
+	// artifact of that scope mur install installs. Relative paths are
+	// relative to the config file's directory (Load resolves them).
+	TrustedKeys map[string][]string `yaml:"trusted_keys,omitempty"`
 }
 
 // Spend is the machine-wide spend block.
@@ -109,6 +114,19 @@ func (f *File) validate() error {
 			return fmt.Errorf("%w: credentials.%s: a credential name is UPPER_SNAKE_CASE", ErrConfig, n)
 		}
 	}
+	for scope, keys := range f.TrustedKeys {
+		if scope != "*" && !regName.MatchString(scope) {
+			return fmt.Errorf("%w: trusted_keys.%s: a scope is lowercase letters, digits and '-', or * for every scope", ErrConfig, scope)
+		}
+		if len(keys) == 0 {
+			return fmt.Errorf("%w: trusted_keys.%s lists no key: name at least one public key file (mur key generate writes one), or remove the entry", ErrConfig, scope)
+		}
+		for i, k := range keys {
+			if strings.TrimSpace(k) == "" {
+				return fmt.Errorf("%w: trusted_keys.%s[%d] is empty", ErrConfig, scope, i)
+			}
+		}
+	}
 	if f.Spend != nil && f.Spend.MachineTokensPerDay < 0 {
 		return fmt.Errorf("%w: spend.machine_tokens_per_day must be a positive integer", ErrConfig)
 	}
@@ -124,7 +142,19 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, b)
+	f, err := Parse(path, b)
+	if err != nil {
+		return nil, err
+	}
+	for scope, keys := range f.TrustedKeys {
+		for i, k := range keys {
+			if !filepath.IsAbs(k) {
+				keys[i] = filepath.Join(filepath.Dir(path), k)
+			}
+		}
+		f.TrustedKeys[scope] = keys
+	}
+	return f, nil
 }
 
 // MurmurDir is ~/.murmur.
@@ -156,6 +186,8 @@ type Effective struct {
 	// ProjectDir is the directory of the capsule's murmur.yaml, where the
 	// project store lives.
 	ProjectDir string
+	// TrustedKeysFrom names the file each trusted_keys scope came from.
+	TrustedKeysFrom map[string]string
 }
 
 // LoadEffective loads ~/.murmur/config.yaml and projectDir's config.
@@ -168,7 +200,10 @@ func LoadEffective(projectDir string) (*Effective, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Effective{File: *g, ProjectDir: projectDir}
+	e := &Effective{File: *g, ProjectDir: projectDir, TrustedKeysFrom: map[string]string{}}
+	for scope := range g.TrustedKeys {
+		e.TrustedKeysFrom[scope] = gp
+	}
 	if projectDir == "" {
 		return e, e.check()
 	}
@@ -194,6 +229,18 @@ func LoadEffective(projectDir string) (*Effective, error) {
 			regs[k] = v
 		}
 		e.Registries = regs
+	}
+	if len(p.TrustedKeys) > 0 {
+		// Merged by scope, the project's entry winning, as registries are.
+		keys := map[string][]string{}
+		for k, v := range g.TrustedKeys {
+			keys[k] = v
+		}
+		for k, v := range p.TrustedKeys {
+			keys[k] = v
+			e.TrustedKeysFrom[k] = ProjectPath(projectDir)
+		}
+		e.TrustedKeys = keys
 	}
 	return e, e.check()
 }
@@ -240,7 +287,7 @@ func (e *Effective) PublishTarget() string {
 }
 
 // Get returns the value at a dotted key (resolution, publish,
-// registries.<name>.<field>, credentials.<NAME>) from the file at path,
+// registries.<name>.<field>, credentials.<NAME>, trusted_keys.<scope>) from the file at path,
 // rendered as the user would type it to set it.
 func Get(path, key string) (string, bool, error) {
 	root, err := loadNode(path)
@@ -273,8 +320,8 @@ func Get(path, key string) (string, bool, error) {
 
 // Set writes value at a dotted key in the file at path, keeping every other
 // key and comment, validating the result before it replaces the file
-// atomically (mode 0600: the file may hold keys). resolution takes a
-// comma-separated list. An empty value removes the key.
+// atomically (mode 0600: the file may hold keys). resolution and
+// trusted_keys.<scope> take a comma-separated list. An empty value removes the key.
 func Set(path, key, value string) error {
 	if err := checkKey(key); err != nil {
 		return err
@@ -287,7 +334,7 @@ func Set(path, key, value string) error {
 	var val *yaml.Node
 	switch {
 	case value == "":
-	case key == "resolution":
+	case key == "resolution" || strings.HasPrefix(key, "trusted_keys."):
 		val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 		for _, s := range strings.Split(value, ",") {
 			val.Content = append(val.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: strings.TrimSpace(s)})
@@ -333,10 +380,12 @@ func checkKey(key string) error {
 		return nil
 	case p[0] == "credentials" && len(p) == 2 && credName.MatchString(p[1]):
 		return nil
+	case p[0] == "trusted_keys" && len(p) == 2 && (p[1] == "*" || regName.MatchString(p[1])):
+		return nil
 	case p[0] == "registries" && len(p) == 3 && regName.MatchString(p[1]) && registryFields[p[2]]:
 		return nil
 	}
-	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http}, credentials.<NAME> and spend.machine_tokens_per_day", ErrConfig, key)
+	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http}, credentials.<NAME>, spend.machine_tokens_per_day and trusted_keys.<scope>", ErrConfig, key)
 }
 
 func loadNode(path string) (*yaml.Node, error) {

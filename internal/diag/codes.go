@@ -157,6 +157,16 @@ const (
 	// RegSource: a command names a registry config.yaml does not define,
 	// or needs a registry and the resolution order has none. mur's own.
 	RegSource Code = "E-REG-012"
+	// RegUnsigned: config.yaml's trusted_keys demands a signature for the
+	// artifact's scope and its source holds none. mur's own.
+	RegUnsigned Code = "E-REG-013"
+	// RegUntrusted: the artifact is signed, but by no key trusted for its
+	// scope. mur's own.
+	RegUntrusted Code = "E-REG-014"
+	// RegSignature: a signature by a trusted key does not verify against
+	// the artifact's bytes (tampered payload or signature), or is
+	// malformed. mur's own.
+	RegSignature Code = "E-REG-015"
 	// DeployVersion: a dev build of mur has no release to deploy and no
 	// deploy.mur_version or --mur-binary was given.
 	DeployVersion Code = "E-DEPLOY-006"

@@ -316,14 +316,21 @@ func (r *Registry) manifest(w http.ResponseWriter, req *http.Request, repo, ref 
 			return
 		}
 		var m struct {
-			Config struct{ Digest string }   `json:"config"`
-			Layers []struct{ Digest string } `json:"layers"`
+			Config    struct{ Digest string }   `json:"config"`
+			Layers    []struct{ Digest string } `json:"layers"`
+			Manifests []struct{ Digest string } `json:"manifests"`
 		}
 		if err := json.Unmarshal(b, &m); err != nil {
 			errJSON(w, http.StatusBadRequest, "MANIFEST_INVALID", err.Error())
 			return
 		}
-		for _, l := range append(m.Layers, struct{ Digest string }{m.Config.Digest}) {
+		refs := m.Layers
+		if m.Manifests == nil {
+			refs = append(refs, struct{ Digest string }{m.Config.Digest})
+		}
+		// An index (the referrers tag schema's) names manifests, which are
+		// kept beside the blobs.
+		for _, l := range append(refs, m.Manifests...) {
 			if _, ok := r.blobs[l.Digest]; !ok {
 				errJSON(w, http.StatusBadRequest, "MANIFEST_BLOB_UNKNOWN", l.Digest)
 				return

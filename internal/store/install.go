@@ -15,6 +15,7 @@ import (
 
 	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/sign"
 )
 
 // More error kinds of install and launch.
@@ -176,6 +177,10 @@ type Installer struct {
 	// Origin is the pin origin written: operator (mur install, the
 	// default) or runtime (a pull by a running session).
 	Origin string
+	// Trust is config.yaml's trusted_keys: an artifact of a scope it names
+	// is installed only with a signature by one of that scope's keys
+	// (verifySignature). nil demands none.
+	Trust *sign.Policy
 	// AnyPlatform takes a native payload built for another platform
 	// (mur install --all-platforms): the WIT level still has to fit.
 	AnyPlatform bool
@@ -203,6 +208,7 @@ func (in *Installer) origin() string {
 type planned struct {
 	f   *Fetched
 	pkg *artifact.Package
+	sig *signature
 }
 
 // Install resolves every ref (exact versions; "latest" takes the newest
@@ -237,6 +243,11 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 			return nil, err
 		}
 	}
+	for _, p := range plan {
+		if err := keepSignature(ctx, in.Project.Store, p.f.Ref, p.sig); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]Installed, 0, len(plan))
 	for _, p := range plan {
 		dir, err := in.Project.ensureUnpacked(p.f.Digest, p.pkg)
@@ -245,7 +256,7 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}
 		old, had := lock.Find(p.f.Ref.Full())
 		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
-		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From})
+		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From, Verified: p.sig.pin()})
 		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed, Runtime: p.f.Meta.Runtime})
 	}
 	// The unpacked trees are flushed before the lock that makes them live.
@@ -300,7 +311,11 @@ func (in *Installer) fetchAll(ctx context.Context, refs []artifact.Ref, lock *ar
 				return nil, err
 			}
 		}
-		plan = append(plan, planned{f, pkg})
+		sig, err := in.verifySignature(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		plan = append(plan, planned{f, pkg, sig})
 	}
 	return plan, nil
 }
@@ -333,6 +348,11 @@ func (in *Installer) InstallTo(ctx context.Context, dst *Layout, refs []artifact
 	}
 	if len(items) > 0 {
 		if _, err := dst.PutMany(ctx, items); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range plan {
+		if err := keepSignature(ctx, dst, p.f.Ref, p.sig); err != nil {
 			return nil, err
 		}
 	}
