@@ -19,8 +19,8 @@ func init() { register(newBuildCmd) }
 
 func newBuildCmd(env *Env) *cobra.Command {
 	var (
-		out    string
-		asJSON bool
+		out, version  string
+		asJSON, skill bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build [DIR]",
@@ -43,17 +43,27 @@ The payload must fit the declared role, or nothing is written:
            run looks for, so that run does not compile it.
   native   the first executable listed is a binary for this OS and processor,
            or a #! script (E-BLD-103).
-  skill    skill.md is listed, non-empty UTF-8 text (E-BLD-104).`,
+  skill    skill.md is listed, non-empty UTF-8 text (E-BLD-104).
+
+--skill packs DIR by the skill-folder rules even when it holds a murmur.yaml,
+which is then neither read nor packed: every regular file, its skill file
+(found case-insensitively) as skill.md, under a murmur.yaml generated from the
+skill's front matter (name, version, description; defaults: the folder's
+name, 0.1.0). --version V packs V as the version in place of the one
+murmur.yaml or the front matter declares, without changing the source; it
+must be one segment of letters, digits, '.', '_' and '-' (E-BLD-001).`,
 		Example: `  bash tools/guest/build.sh examples/echo-go && mur build examples/echo-go
   mur build examples/echo-go -o echo.mur.zip
-  mur build my-skill/                 # a skill folder with no murmur.yaml`,
+  mur build my-skill/                 # a skill folder with no murmur.yaml
+  mur build --skill my-skill/         # a skill folder, whatever else it holds
+  mur build examples/echo-go --version 0.2.0-rc.1`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			b, checked, ds := buildChecked(dir)
+			b, checked, ds := buildCheckedWith(dir, artifact.BuildOptions{Skill: skill, Version: version})
 			printDiags(env.Stderr, ds)
 			if b == nil || ds.HasErrors() {
 				return &ExitError{Code: 1, Silent: true}
@@ -77,6 +87,8 @@ The payload must fit the declared role, or nothing is written:
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default <name>-<version>.mur.zip)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().BoolVar(&skill, "skill", false, "pack DIR as a skill folder, ignoring a murmur.yaml in it")
+	cmd.Flags().StringVar(&version, "version", "", "pack this version instead of the one the manifest declares")
 	return cmd
 }
 
@@ -85,7 +97,12 @@ The payload must fit the declared role, or nothing is written:
 // then a component's exports and imports, compiling it into the cache
 // (E-BLD-101, E-BLD-102). checked says what the component check found.
 func buildChecked(dir string) (b *artifact.Built, checked string, ds diag.List) {
-	b, ds = artifact.Build(dir)
+	return buildCheckedWith(dir, artifact.BuildOptions{})
+}
+
+// buildCheckedWith is buildChecked with mur build's --skill and --version.
+func buildCheckedWith(dir string, opts artifact.BuildOptions) (b *artifact.Built, checked string, ds diag.List) {
+	b, ds = artifact.BuildWith(dir, opts)
 	if b != nil && !ds.HasErrors() {
 		ds = append(ds, artifact.CheckPayloadFormat(b)...)
 	}

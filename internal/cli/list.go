@@ -34,9 +34,9 @@ type listedStored struct {
 
 func newListCmd(env *Env) *cobra.Command {
 	var (
-		path   string
-		global bool
-		asJSON bool
+		path        string
+		global, all bool
+		asJSON      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -45,12 +45,22 @@ func newListCmd(env *Env) *cobra.Command {
 stored package: ok, missing (run mur install) or tampered (bytes differ from
 the pin); it exits 1 unless all are ok. It needs a capsule: run it beside
 murmur.yaml or pass --manifest. --global (-g) lists the global store under
-~/.murmur instead, from anywhere.`,
+~/.murmur instead, from anywhere. --all lists every version of every artifact
+each source of the resolution order holds (the project store beside a
+murmur.yaml, the global store, each registry), with the source it is in; a
+source that cannot be listed is named on stderr and the exit status is 1.`,
 		Example: `  cd capsules/hello && mur list
   mur list --manifest capsules/hello/murmur.yaml --json
-  mur list -g`,
+  mur list -g
+  mur list --all --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if global && all {
+				return usageError(fmt.Errorf("--all already lists the global store: give one of --all and -g"))
+			}
+			if all {
+				return listAll(env, path, asJSON)
+			}
 			if global {
 				return listGlobal(env, asJSON)
 			}
@@ -101,6 +111,7 @@ murmur.yaml or pass --manifest. --global (-g) lists the global store under
 	}
 	cmd.Flags().StringVar(&path, "manifest", "murmur.yaml", "capsule manifest")
 	cmd.Flags().BoolVarP(&global, "global", "g", false, "list the global store")
+	cmd.Flags().BoolVar(&all, "all", false, "list every version in every source of the resolution order")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
 }
@@ -127,6 +138,60 @@ func listGlobal(env *Env, asJSON bool) error {
 	fmt.Fprintln(tw, "NAME\tVERSION\tRUNTIME\tEXECUTION")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Version, r.Runtime, r.Execution)
+	}
+	return nil
+}
+
+// listedAll is one row of mur list --all.
+type listedAll struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Runtime   string `json:"runtime"`
+	Execution string `json:"execution"`
+	Platform  string `json:"platform"`
+	Source    string `json:"source"`
+}
+
+// listAll lists every artifact version of every source in the resolution
+// order, in that order; a source that fails is reported and the rest are
+// still listed.
+func listAll(env *Env, path string, asJSON bool) error {
+	open, err := store.OpenFromConfig(projectIfAny(path))
+	if err != nil {
+		return reportErr(env, err)
+	}
+	srcs, err := open.Sources()
+	if err != nil {
+		return reportErr(env, err)
+	}
+	rows := []listedAll{}
+	failed := 0
+	for _, s := range srcs {
+		ms, err := s.List(env.Ctx)
+		if err != nil {
+			failed++
+			code, _ := store.CodeOf(err)
+			fmt.Fprintf(env.Stderr, "%s %s not listed: %v\n", code, s.Name(), err)
+			continue
+		}
+		for _, m := range ms {
+			rows = append(rows, listedAll{m.Name, m.Version, m.Runtime, m.Execution, m.Platform, s.Name()})
+		}
+	}
+	if asJSON {
+		if err := json.NewEncoder(env.Stdout).Encode(rows); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tVERSION\tRUNTIME\tEXECUTION\tPLATFORM\tSOURCE")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Version, r.Runtime, r.Execution, r.Platform, r.Source)
+		}
+		tw.Flush()
+	}
+	if failed > 0 {
+		return &ExitError{Code: ExitFailed, Silent: true}
 	}
 	return nil
 }
