@@ -8,13 +8,20 @@
 // the tree's alone (nothing else maps its pages). Subjects run in turn,
 // each iteration starting one further, so load drifts hit them alike.
 //
-//	treepss [-runs 10] [-settle 500ms] [-guests build/guests] [-src .] name=dir ...
+//	treepss [-runs 10] [-settle 500ms] [-pageout name,...] [-guests build/guests] [-src .] name=dir ...
 //
 // Each subject is a directory holding mur (and, for the helper to be used,
 // mur-sandbox beside it): a copy of bin/mur alone measures the runtime
 // re-executing itself as its helpers; a copy with bin/mur-sandbox measures
 // the small helper. Copies, not bin/ itself: see bench/launch.sh on page
 // cache folios. Needs root (the sandbox).
+//
+// -pageout names subjects whose tree's file-backed pages are paged out
+// (process_madvise MADV_PAGEOUT) once idle, before PSS is read: what idle
+// trimming of clean file pages would leave resident, and, in "after the
+// wait" (the provider's answer released → the run's exit, for every
+// subject), what faulting them back costs. Pages out of the page cache
+// too, so that cost is an upper bound for a trim that keeps them cached.
 package main
 
 import (
@@ -27,9 +34,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/murmur/mur/internal/providertest"
 )
@@ -59,7 +71,9 @@ inference:
 
 type subject struct {
 	name, mur string
-	total     []int64            // KiB per run
+	total     []int64         // KiB per run
+	after     []time.Duration // answer released → exit, per run
+	pageout   bool
 	byRole    map[string][]int64 // KiB per run
 }
 
@@ -68,6 +82,7 @@ func main() {
 	settle := flag.Duration("settle", 500*time.Millisecond, "idle time after the first request before PSS is read")
 	guests := flag.String("guests", "build/guests", "directory of built components (driver-openai.wasm, file-go.wasm)")
 	src := flag.String("src", ".", "repository root (the artifacts' murmur.yaml)")
+	pageout := flag.String("pageout", "", "comma-separated subjects whose tree's file-backed pages are paged out once idle, before PSS is read")
 	flag.Parse()
 	var subs []*subject
 	for _, a := range flag.Args() {
@@ -77,7 +92,7 @@ func main() {
 			os.Exit(2)
 		}
 		abs, _ := filepath.Abs(filepath.Join(dir, "mur"))
-		subs = append(subs, &subject{name: name, mur: abs, byRole: map[string][]int64{}})
+		subs = append(subs, &subject{name: name, mur: abs, byRole: map[string][]int64{}, pageout: slices.Contains(strings.Split(*pageout, ","), name)})
 	}
 	if len(subs) == 0 {
 		fmt.Fprintln(os.Stderr, "treepss: name a subject: name=dir (dir holds mur)")
@@ -177,6 +192,13 @@ func run(subs []*subject, runs int, settle time.Duration, guests, src string) er
 			return fmt.Errorf("%s: no model request:\n%s", s.name, out.String())
 		}
 		time.Sleep(settle)
+		if measured && s.pageout {
+			for _, pid := range procmem.Descendants(cmd.Process.Pid) {
+				if err := pageOut(pid); err != nil {
+					return fmt.Errorf("%s: page out %d: %w", s.name, pid, err)
+				}
+			}
+		}
 		if measured {
 			roles := map[string]int64{}
 			var total int64
@@ -191,8 +213,12 @@ func run(subs []*subject, runs int, settle time.Duration, guests, src string) er
 			}
 		}
 		g.release <- struct{}{}
+		released := time.Now()
 		if err := cmd.Wait(); err != nil {
 			return fmt.Errorf("%s: %v\n%s", s.name, err, out.String())
+		}
+		if measured {
+			s.after = append(s.after, time.Since(released))
 		}
 		return nil
 	}
@@ -211,7 +237,7 @@ func run(subs []*subject, runs int, settle time.Duration, guests, src string) er
 	la, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("%d runs of each subject, interleaved; PSS read %v after the first model request; load %s\n", runs, settle, strings.Join(strings.Fields(string(la))[:3], " "))
 	base := med(subs[0].total)
-	fmt.Printf("| subject | tree PSS p50 | ratio to %s | per process (p50) |\n| --- | --- | --- | --- |\n", subs[0].name)
+	fmt.Printf("| subject | tree PSS p50 | ratio to %s | per process (p50) | after the wait p50 (answer released → exit) |\n| --- | --- | --- | --- | --- |\n", subs[0].name)
 	for _, s := range subs {
 		var parts []string
 		var names []string
@@ -222,7 +248,7 @@ func run(subs []*subject, runs int, settle time.Duration, guests, src string) er
 		for _, r := range names {
 			parts = append(parts, fmt.Sprintf("%s %.1f MB", r, float64(med(s.byRole[r]))/1024))
 		}
-		fmt.Printf("| %s | %.1f MB | %.2f | %s |\n", s.name, float64(med(s.total))/1024, float64(med(s.total))/float64(base), strings.Join(parts, ", "))
+		fmt.Printf("| %s | %.1f MB | %.2f | %s | %.1f ms |\n", s.name, float64(med(s.total))/1024, float64(med(s.total))/float64(base), strings.Join(parts, ", "), float64(medDur(s.after))/1e6)
 	}
 	return nil
 }
@@ -236,6 +262,53 @@ func role(pid int) string {
 	}
 	a0, _, _ := strings.Cut(string(b), "\x00")
 	return filepath.Base(a0)
+}
+
+// pageOut asks the kernel to reclaim pid's file-backed pages
+// (process_madvise(2), MADV_PAGEOUT; pages other processes also map are
+// skipped by the kernel).
+func pageOut(pid int) error {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return err
+	}
+	var iov []uint64 // struct iovec {base, len} pairs, addresses in pid
+	for _, l := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		lo, hi, _ := strings.Cut(f[0], "-")
+		a, err1 := strconv.ParseUint(lo, 16, 64)
+		b, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("maps line %q", l)
+		}
+		iov = append(iov, a, b-a)
+	}
+	if len(iov) == 0 {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	// At most UIO_MAXIOV (1024) ranges per call.
+	for len(iov) > 0 {
+		n := min(len(iov)/2, 1024)
+		if _, _, e := unix.Syscall6(unix.SYS_PROCESS_MADVISE, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(n), unix.MADV_PAGEOUT, 0, 0); e != 0 {
+			return e
+		}
+		iov = iov[2*n:]
+	}
+	return nil
+}
+
+func medDur(xs []time.Duration) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func med(xs []int64) int64 {
