@@ -96,7 +96,7 @@ var Catalogue = []Entry{
 	{Code: RegPublished, Title: "version already published with other bytes", Decided: "by mur publish"},
 	{Code: RegLock, Title: "murmur.lock is malformed", Decided: "whenever murmur.lock is read"},
 	{Code: RegModels, Title: "packed driver's models: is malformed", Decided: "by mur install and mur publish, reading a packed artifact"},
-	{Code: RegSource, Title: "no such registry in config.yaml", Decided: "by mur install, mur search and mur list, reading --registry and the resolution order"},
+	{Code: RegSource, Title: "no such registry in config.yaml", Decided: "by mur install and mur search, reading --registry and the resolution order"},
 	{Code: RegUnsigned, Title: "artifact unsigned where trusted_keys demands a signature", Decided: "by mur install, reading config.yaml's trusted_keys and the signatures attached in the source"},
 	{Code: RegUntrusted, Title: "artifact signed by no trusted key", Decided: "by mur install, verifying the attached signatures against trusted_keys"},
 	{Code: RegSignature, Title: "signature does not verify against the artifact's bytes", Decided: "by mur install, verifying the attached signatures against trusted_keys"},
