@@ -202,3 +202,79 @@ func TestRealRegistry(t *testing.T) {
 		}
 	})
 }
+
+// TestRealRegistryInstallForms: mur install's forms against docker-registry
+// — a bare name takes the newest that fits, -g (InstallTo) fills a store
+// with no project and refuses other bytes under a held version, and a
+// native payload for another platform needs AnyPlatform
+// (--all-platforms).
+func TestRealRegistryInstallForms(t *testing.T) {
+	ctx := context.Background()
+	srv := startRealRegistry(t, "", "")
+	reg, err := NewRegistry("real", config.Registry{URL: srv.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"1.0.0", "1.1.0", "1.10.0-rc.1", "0.9.0"} {
+		b, m := pkg(t, "ana/tool", v)
+		if _, err := reg.Put(ctx, ref("ana/tool@"+v), m, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nb, nm := pkg(t, "ana/nat", "1.0.0")
+	nm.Execution, nm.Platform = "native", "plan9/mips"
+	if _, err := reg.Put(ctx, ref("ana/nat@1.0.0"), nm, nb); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("bare name", func(t *testing.T) {
+		proj := ProjectAt(t.TempDir())
+		in := &Installer{Project: proj, Sources: []Source{proj.Store, reg}, Check: InstallChecker}
+		got, err := in.Install(ctx, []artifact.Ref{{Scope: "ana", Name: "tool"}})
+		if err != nil || got[0].Ref.Version != "1.10.0-rc.1" || got[0].Runtime != "tool" {
+			t.Fatalf("install ana/tool = %+v, %v", got, err)
+		}
+	})
+	t.Run("global", func(t *testing.T) {
+		dst := GlobalStore(t.TempDir())
+		in := &Installer{Sources: []Source{reg}, Check: InstallChecker}
+		got, err := in.InstallTo(ctx, dst, []artifact.Ref{ref("ana/tool@1.0.0")})
+		if err != nil || !got[0].Changed {
+			t.Fatalf("install -g = %+v, %v", got, err)
+		}
+		if f, err := dst.Fetch(ctx, ref("ana/tool@1.0.0")); err != nil || f.Digest != got[0].Digest {
+			t.Fatalf("global store holds %v, %v", f, err)
+		}
+		got, err = in.InstallTo(ctx, dst, []artifact.Ref{ref("ana/tool@1.0.0")})
+		if err != nil || got[0].Changed {
+			t.Fatalf("again = %+v, %v", got, err)
+		}
+		other := GlobalStore(t.TempDir())
+		ob, om := pkg(t, "ana/tool", "1.1.0", artifact.Entry{Path: "extra.txt", Data: []byte("other bytes")})
+		if _, err := other.Put(ctx, ref("ana/tool@1.1.0"), om, ob); err != nil {
+			t.Fatal(err)
+		}
+		before := snapshot(t, other.Root())
+		if _, err := in.InstallTo(ctx, other, []artifact.Ref{ref("ana/tool@1.1.0")}); !errors.Is(err, ErrPublished) {
+			t.Fatalf("other bytes under a held version: %v", err)
+		}
+		sameTree(t, before, snapshot(t, other.Root()))
+	})
+	t.Run("all platforms", func(t *testing.T) {
+		proj := ProjectAt(t.TempDir())
+		in := &Installer{Project: proj, Sources: []Source{reg}, Check: InstallChecker}
+		for _, r := range []artifact.Ref{ref("ana/nat@1.0.0"), {Scope: "ana", Name: "nat"}} {
+			if _, err := in.Install(ctx, []artifact.Ref{r}); !errors.Is(err, ErrWITLevel) || !strings.Contains(err.Error(), "plan9/mips") {
+				t.Fatalf("%s for another platform: %v", r, err)
+			}
+		}
+		if ents, _ := os.ReadDir(proj.Dir); len(ents) != 0 {
+			t.Fatal("a refused install wrote files")
+		}
+		in.AnyPlatform = true
+		got, err := in.Install(ctx, []artifact.Ref{{Scope: "ana", Name: "nat"}})
+		if err != nil || got[0].Ref.Version != "1.0.0" {
+			t.Fatalf("--all-platforms = %+v, %v", got, err)
+		}
+	})
+}
