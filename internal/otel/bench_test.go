@@ -52,10 +52,11 @@ func BenchmarkEmitOverhead(b *testing.B) {
 }
 
 // BenchmarkSessionEndpointDown is a real session's wall time (open, two
-// turns with a tool call, close) without OTel and with otel_endpoint set
-// to a port nothing listens on, each model call taking
-// MUR_BENCH_TURN_MS (default 100 ms, a fast model; 0 shows the absolute
-// cost). Goal (issue #15): down changes wall time by ≤ 1%.
+// turns with a tool call, close) without OTel, with otel_endpoint set to
+// a port nothing listens on (refused at once), and set to a blackholed
+// one (its connections are never answered), interleaved, each model call
+// taking MUR_BENCH_TURN_MS (default 100 ms, a fast model; 0 shows the
+// absolute cost). Goal (issue #15): down changes wall time by ≤ 1%.
 func BenchmarkSessionEndpointDown(b *testing.B) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -63,6 +64,7 @@ func BenchmarkSessionEndpointDown(b *testing.B) {
 	}
 	down := "http://" + l.Addr().String()
 	l.Close()
+	hole := otel.Blackhole(b)
 	turn := 100 * time.Millisecond
 	if v := os.Getenv("MUR_BENCH_TURN_MS"); v != "" {
 		ms, err := strconv.Atoi(v)
@@ -71,25 +73,29 @@ func BenchmarkSessionEndpointDown(b *testing.B) {
 		}
 		turn = time.Duration(ms) * time.Millisecond
 	}
-	// Alternate the two so the machine's load falls on both alike.
-	var off, on []time.Duration
-	for range b.N {
-		for _, ep := range []string{"", down} {
+	// Rotate the three so the machine's load falls on all alike.
+	eps := []string{"", down, hole}
+	walls := make([][]time.Duration, len(eps))
+	for i := range b.N {
+		for j := range eps {
+			k := (i + j) % len(eps)
 			t0 := time.Now()
-			runSessionModel(b, ep, "bench", turn)
-			d := time.Since(t0)
-			if ep == "" {
-				off = append(off, d)
-			} else {
-				on = append(on, d)
-			}
+			runSessionModel(b, eps[k], "bench", turn)
+			walls[k] = append(walls[k], time.Since(t0))
 		}
 	}
-	slices.Sort(off)
-	slices.Sort(on)
-	mo, md := off[len(off)/2], on[len(on)/2]
+	p50 := make([]time.Duration, len(eps))
+	for k := range walls {
+		slices.Sort(walls[k])
+		p50[k] = walls[k][len(walls[k])/2]
+	}
+	mo := p50[0]
 	b.ReportMetric(float64(mo.Microseconds()), "off-p50-µs")
-	b.ReportMetric(float64(md.Microseconds()), "down-p50-µs")
-	b.ReportMetric(float64((md - mo).Microseconds()), "added-µs")
-	b.ReportMetric(100*(float64(md)-float64(mo))/float64(mo), "down-%")
+	for k, name := range []string{"", "refused", "blackholed"} {
+		if k == 0 {
+			continue
+		}
+		b.ReportMetric(float64(p50[k].Microseconds()), name+"-p50-µs")
+		b.ReportMetric(100*(float64(p50[k])-float64(mo))/float64(mo), name+"-%")
+	}
 }

@@ -59,7 +59,8 @@ type Options struct {
 	// QueueSize bounds the events waiting for the worker; 0 is 4096.
 	QueueSize int
 	// FlushBudget bounds the wait for the last spans at session_end;
-	// 0 is 2 s. An endpoint that has already failed is not waited for.
+	// 0 is 2 s. Only an endpoint that has answered (its address took a
+	// connection, or an export succeeded) is waited for.
 	FlushBudget time.Duration
 	// Exporter replaces the OTLP exporter (tests); nil builds one.
 	Exporter sdktrace.SpanExporter
@@ -76,6 +77,14 @@ type Exporter struct {
 	ended   bool
 	dropped atomic.Int64
 	failed  atomic.Bool
+	// reached says the endpoint has answered: the probe connected or an
+	// export succeeded. A blackholed one never does, and the session's
+	// end does not wait on it.
+	reached atomic.Bool
+	// probed is closed once the probe has its answer; created is when
+	// it started.
+	probed  chan struct{}
+	created time.Time
 	// warnMu orders the one warning with the session's end: no warning is
 	// written once finish has returned (the endpoint probe runs on its own
 	// goroutine and may fail after the session ended).
@@ -143,12 +152,18 @@ func New(opts Options) (*Exporter, error) {
 	// The SDK reports failed exports to a process-wide handler that
 	// logs to stderr each time; the exporter counts them and warns once.
 	quiet.Do(func() { otelapi.SetErrorHandler(otelapi.ErrorHandlerFunc(func(error) {})) })
-	x := &Exporter{opts: opts, exp: exp, queue: make(chan item, opts.QueueSize), done: make(chan struct{})}
+	x := &Exporter{opts: opts, exp: exp, queue: make(chan item, opts.QueueSize), done: make(chan struct{}),
+		probed: make(chan struct{}), created: time.Now()}
 	x.state.init()
+	if probe == "" {
+		x.reached.Store(true) // an exporter of the caller's own
+		close(x.probed)
+	}
 	go x.work()
 	if probe != "" {
 		// Found down now, the session's end does not wait for it.
 		go func() {
+			defer close(x.probed)
 			c, err := net.DialTimeout("tcp", probe, 2*time.Second)
 			if err != nil {
 				x.failed.Store(true)
@@ -156,6 +171,7 @@ func New(opts Options) (*Exporter, error) {
 				return
 			}
 			c.Close()
+			x.reached.Store(true)
 		}()
 	}
 	return x, nil
@@ -177,6 +193,13 @@ func hostPort(traces string) string {
 }
 
 var quiet sync.Once
+
+// probeWait is how long after the exporter starts the session's end waits
+// for the endpoint to take a connection before it stops waiting for it: a
+// session longer than that pays nothing for a blackholed endpoint, and a
+// collector that is up is given a second to show it, on a loaded machine
+// too (100 ms was not enough for a loopback receiver under -race).
+const probeWait = time.Second
 
 // TracesURL is the OTLP/HTTP traces URL of an otel_endpoint: its base with
 // /v1/traces, or the URL as given when it names a path.
@@ -228,11 +251,26 @@ func (x *Exporter) Emit(e event.Event) {
 }
 
 // finish waits for the worker and the last export, within the flush
-// budget, or not at all when the endpoint has already failed.
+// budget, or not at all when the endpoint has failed or has not answered
+// yet: a blackholed endpoint would otherwise add the whole budget to
+// every session (bench_test.go, BenchmarkSessionEndpointDown).
 func (x *Exporter) finish() {
+	// A session shorter than probeWait gives the probe the rest of it:
+	// a collector that is up answers its connection in well under that.
+	if !x.reached.Load() && !x.failed.Load() {
+		t := time.NewTimer(time.Until(x.created.Add(probeWait)))
+		select {
+		case <-x.probed:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	budget := x.opts.FlushBudget
-	if x.failed.Load() {
+	if x.failed.Load() || !x.reached.Load() {
 		budget = 0
+	}
+	if !x.reached.Load() && !x.failed.Load() {
+		x.drop(0, "the endpoint had not answered when the session ended, so its last spans were not waited for")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
@@ -320,6 +358,8 @@ func (c *counting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if err != nil {
 		c.x.failed.Store(true)
 		c.x.drop(len(spans), "export failed: "+err.Error())
+	} else {
+		c.x.reached.Store(true)
 	}
 	return err
 }

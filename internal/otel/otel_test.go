@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -302,13 +304,38 @@ func TestEndpointDownNeverHoldsTheSession(t *testing.T) {
 	for range 3 {
 		session(&s, "tsk_down")
 	}
-	// session_end waits for the worker within the budget; the refused
-	// exports drop their spans and warn once.
-	if x.Dropped() == 0 {
-		t.Fatal("spans to a down endpoint were not counted as dropped")
+	// The refused connection (the probe's, or an export's when the
+	// session ended first) is warned about once; session_end does not
+	// wait for an endpoint that refused.
+	if x.Dropped() == 0 && !x.failed.Load() {
+		t.Fatal("a refused endpoint was neither found down nor its spans counted as dropped")
 	}
 	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "connection refused") {
 		t.Fatalf("warnings %q, want exactly one, naming the refused connection", warn.String())
+	}
+}
+
+// TestBlackholedEndpointIsNotWaitedFor: an endpoint whose connections are
+// never answered (dropped SYNs) does not hold the session's end for the
+// flush budget: the end waits for the endpoint's first answer only until
+// probeWait after the exporter started, then warns that the last spans
+// were not waited for. Before, it waited the whole budget (2 s) each
+// session (BenchmarkSessionEndpointDown, blackholed: +826 %).
+func TestBlackholedEndpointIsNotWaitedFor(t *testing.T) {
+	hole := Blackhole(t)
+	var s event.Stream
+	var warn strings.Builder
+	x, err := New(Options{Endpoint: hole, Warn: &warn, FlushBudget: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Add(x)
+	session(&s, "tsk_hole")
+	if !strings.Contains(warn.String(), "had not answered when the session ended") {
+		t.Fatalf("warnings %q, want the one saying the endpoint was not waited for", warn.String())
+	}
+	if x.reached.Load() {
+		t.Fatal("a blackholed endpoint read as reached")
 	}
 }
 
@@ -326,4 +353,41 @@ func TestSubscribeIgnoresEmptyAndWarnsOnBadEndpoint(t *testing.T) {
 			t.Errorf("TracesURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+}
+
+// Blackhole (for the tests and benchmarks) returns an endpoint on loopback whose connections are never
+// answered: a socket listening with a backlog of 0 whose one queue slot
+// is taken, so the kernel drops every further SYN, as a firewall that
+// drops packets does. It is closed when the benchmark or test ends.
+func Blackhole(tb testing.TB) string {
+	tb.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		tb.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(sa.(*syscall.SockaddrInet4).Port)
+	// Fill the queue; later dials then hang in SYN retransmission.
+	for range 2 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			break
+		}
+		tb.Cleanup(func() { c.Close() })
+	}
+	if c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond); err == nil {
+		c.Close()
+		tb.Fatalf("%s still accepts connections: not a blackhole", addr)
+	}
+	return "http://" + addr
 }
