@@ -65,3 +65,13 @@ func keepImages(msgs []Message, keep int) []Message {
 	}
 	return out
 }
+
+// taskContent is a task's first user message: its text, then the images
+// its message carried (an A2A message's image parts).
+func taskContent(text string, imgs []images.Image) []Block {
+	content := []Block{{Type: BlockText, Text: text}}
+	for _, img := range imgs {
+		content = append(content, Block{Type: BlockImage, MediaType: img.MediaType, Data: img.Data})
+	}
+	return content
+}

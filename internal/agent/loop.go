@@ -12,6 +12,7 @@ import (
 
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/spend"
 	"github.com/murmur/mur/internal/tokens"
 	"github.com/murmur/mur/internal/trace"
@@ -196,6 +197,9 @@ type Task struct {
 	ContextID string
 	Origin    Origin
 	Text      string
+	// Images are the images the task's message carried (an A2A
+	// message's image parts), sent after Text.
+	Images []images.Image
 	// History is what the task starts from before Text: its context's
 	// earlier messages (lifecycle.conversation: threaded, mur run
 	// --resume); none for a fresh conversation.
@@ -253,7 +257,7 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 	if err := t.conv.seed(append(tk.History[:len(tk.History):len(tk.History)], tk.Seed...), l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))
 	}
-	if err := t.conv.add(Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: text}}}, l.recorder); err != nil {
+	if err := t.conv.add(Message{Role: RoleUser, Content: taskContent(text, tk.Images)}, l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))
 	}
 	return l.end(l.loop(ctx, t))

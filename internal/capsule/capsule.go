@@ -35,6 +35,7 @@ import (
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/manifest"
 	"github.com/murmur/mur/internal/process"
 	"github.com/murmur/mur/internal/store"
@@ -97,6 +98,8 @@ type Task struct {
 	ContextID string
 	Origin    Origin
 	Text      string
+	// Images are the images the task's message carried.
+	Images []images.Image
 	// Events, when set, receives every event of the session while this
 	// task runs: its records (task_start, inference, tool_call, task_end,
 	// …) and the live text (event.TextDelta, event.TextEnd), in order.
@@ -128,9 +131,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	warn := ds.Warnings()
 	c := parsed.Effective()
 	inf := c.Inference
-	if inf == nil || inf.Driver == nil || inf.Driver.Artifact == "" {
+	script := c.Script()
+	if script < 0 && (inf == nil || inf.Driver == nil || inf.Driver.Artifact == "") {
 		return nil, refusal(append(warn, diag.New(diag.ManInvalid, c.Pos("inference"), "inference.driver.artifact",
-			"mur run needs an inference driver: declare a runtime: driver artifact and name it in inference.driver.artifact")))
+			"mur run needs an inference driver: declare a runtime: driver artifact and name it in inference.driver.artifact, or a runtime: capsule artifact for a script capsule (docs/script-capsules.md)")))
 	}
 	// A declared field this build does not carry out (a hook, exports,
 	// control, …; manifest.Fields) refuses the capsule: running without it
@@ -206,9 +210,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	var drv agent.Driver
 	var harness *process.Transport
-	if inf.IsProcess() {
+	switch {
+	case script >= 0:
+		// A script capsule: no model; its component drives the tools.
+		l.script, err = l.scriptEntry(script)
+	case inf.IsProcess():
 		harness, err = l.harness(ctx, path, perDay, stderr)
-	} else {
+	default:
 		drv, err = l.driver()
 	}
 	if err != nil {
@@ -240,7 +248,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	prepare(l.lazies)
 
 	var skillText string
-	if name := inf.SystemPromptArtifact; name != "" {
+	if inf != nil && inf.SystemPromptArtifact != "" {
+		name := inf.SystemPromptArtifact
 		if skillText, err = l.skillText(name); err != nil {
 			return fail(err)
 		}

@@ -67,6 +67,9 @@ type lazyComponent struct {
 	// beforeClose runs before the instance is dropped (an ACT component
 	// closes its session there).
 	beforeClose func()
+	// policy, when set, replaces the grant's WASI policy (a script
+	// capsule's component reaches no folder and no network).
+	policy func(wasi.Policy) wasi.Policy
 }
 
 // errClosed answers a call made after the launch closed its components.
@@ -223,6 +226,9 @@ func (l *lazyComponent) instantiate(ctx context.Context) (*component.Tool, error
 		if pol.StateDir, err = stateDir(l.g.state); err != nil {
 			return nil, fmt.Errorf("artifact %q: capabilities.state: %w", l.g.name, err)
 		}
+	}
+	if l.policy != nil {
+		pol = l.policy(pol)
 	}
 	inst, err := l.rt.Instantiate(ctx, c, component.Options{Name: l.g.name, Policy: pol, Limits: l.g.limits})
 	if err != nil {

@@ -27,7 +27,7 @@ type doorBackend struct{ s *Session }
 // as a working status once the call ends (a status per delta would flood
 // the stream); the answer is the completed task's text.
 func (b doorBackend) RunTask(ctx context.Context, t door.Task, u door.Updates) door.Outcome {
-	task := Task{ID: t.ID, ContextID: t.ContextID, Origin: doorOrigin(t.Origin), Text: t.Text}
+	task := Task{ID: t.ID, ContextID: t.ContextID, Origin: doorOrigin(t.Origin), Text: t.Text, Images: t.Images}
 	if t.Traceparent != "" {
 		// The task's spans join the caller's trace (the sending capsule's
 		// turn). A header that is not a valid traceparent is ignored, as

@@ -65,6 +65,8 @@ type launcher struct {
 	// loops serves run-inference to hooks and tools once the session's
 	// loop exists.
 	loops loopRef
+	// script is a script capsule's entry point; nil for an agent capsule.
+	script *scriptComponent
 	// completions stamps task_end with the background commands still
 	// running and hands their exits to the door's bg lane.
 	completions completions

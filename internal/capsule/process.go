@@ -219,6 +219,9 @@ func (s *Session) attempt(ctx context.Context, t agent.Task) Outcome {
 	if s.harness != nil {
 		return s.harness.RunTask(ctx, t)
 	}
+	if s.isScript() {
+		return s.runScript(ctx, t)
+	}
 	return s.loop.RunTask(ctx, t)
 }
 

@@ -98,14 +98,15 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if p.Driver == nil && p.harness == nil {
+	script := l != nil && l.script != nil
+	if p.Driver == nil && p.harness == nil && !script {
 		return nil, errors.New("capsule: no driver to serve inference")
 	}
 	if p.Capsule == nil {
 		return nil, errors.New("capsule: no manifest to plan the session from")
 	}
 	// The one plan every task of the session runs from.
-	plan, err := agent.NewPlan(p.Capsule, agent.Sources{
+	plan, err := newPlan(p, script, agent.Sources{
 		Installed: p.Installed, Tools: p.Tools, MachineTokensPerDay: p.MachineTokensPerDay, Contained: p.Runner != nil,
 		Prompt: agent.PromptSources{ManifestDir: p.ManifestDir, ArtifactText: p.SkillText, Override: p.SystemPrompt},
 	})
@@ -171,7 +172,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		rt.Meter = spend.NewMachineMeter(spend.MeterPath(p.MurmurHome), n)
 	}
 	s.loop, err = agent.NewLoop(plan, rt)
-	if err == nil && l != nil {
+	if err == nil && l != nil && !script {
 		l.loops.set(s.loop)
 	}
 	if err == nil {
@@ -183,6 +184,10 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	}
 
 	s.launchTask, s.launchSource, s.launchErr = session.LaunchTask(p.LaunchTask, dirs.Workdir)
+	if script && s.launchSource == session.TaskAbsent && s.launchErr == nil {
+		// A script capsule's launch is its run, task or none.
+		s.launchSource = TaskScript
+	}
 	if p.harness != nil {
 		s.harness = p.harness
 		if err := s.bindHarness(p.harness, s.loop.Prompt(), p.MachineTokensPerDay, p.MurmurHome); err != nil {
@@ -190,7 +195,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 			return nil, err
 		}
 	}
-	start := s.loop.Describe()
+	start := s.startFields()
 	if s.harness != nil {
 		harnessStart(start, s.harness)
 	}
@@ -208,7 +213,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 	otel.Subscribe(s.events, otelEndpoint(p), stderr)
 	s.events.Emit(event.Event{Type: "session_start", Fields: start})
 	if s.hooks != nil {
-		s.hooks.sessionStart(sctx, l.c.Inference.Model)
+		s.hooks.sessionStart(sctx, modelOf(l.c))
 	}
 	if retain != nil {
 		s.sweep(p.ManifestDir, *retain)
@@ -368,7 +373,7 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	}
 	var o Outcome
 	defer func() { s.endTask(t, o, log) }()
-	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, History: history}
+	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, Images: t.Images, History: history}
 	if log != nil {
 		at.Log = log
 	}

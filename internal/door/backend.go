@@ -3,6 +3,8 @@ package door
 import (
 	"context"
 	"errors"
+
+	"github.com/murmur/mur/internal/images"
 )
 
 // Origin is what a caller claims in the x-murmur-task-origin header.
@@ -28,7 +30,10 @@ type Task struct {
 	ContextID string
 	// Text is the text of the message that started the task, its text
 	// parts joined by newlines.
-	Text   string
+	Text string
+	// Images are the images the message carried, within context.images
+	// (the door refused the message otherwise).
+	Images []images.Image
 	Origin Origin
 	// Caller is the credential whose token started the task: "operator",
 	// a declared credential's name, or "" on a door without

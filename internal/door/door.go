@@ -27,6 +27,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/images"
 	"github.com/murmur/mur/internal/lifecycle"
 )
 
@@ -70,7 +71,13 @@ type Config struct {
 	KeepTasks int
 	// SpillDir, when set, is where ended tasks are kept off the heap, in
 	// an unlinked file; empty keeps them in memory.
-	SpillDir     string
+	SpillDir string
+	// Images are context.images: a message's images are refused past
+	// them (-32602). The zero value takes the spec's defaults.
+	Images images.Limits
+	// MaxBodyBytes bounds one request body; unset, it is
+	// DefaultMaxBodyBytes plus room for max_per_turn images of max_bytes
+	// each, base64-encoded.
 	MaxBodyBytes int64
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
@@ -106,8 +113,11 @@ func New(cfg Config) (*Door, error) {
 	if cfg.Queue == nil || cfg.Backend == nil {
 		return nil, errors.New("door: a queue and a backend are required")
 	}
+	if cfg.Images == (images.Limits{}) {
+		cfg.Images, _ = images.Resolve(nil)
+	}
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes + int64(cfg.Images.MaxPerTurn)*base64Len(cfg.Images.MaxBytes)
 	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout

@@ -93,7 +93,13 @@ func (x executor) start(ctx context.Context, ec *a2asrv.ExecutorContext, yield f
 	d := x.d
 	c, _ := callerFrom(ctx)
 	info := ec.TaskInfo()
-	task := Task{ID: string(info.TaskID), ContextID: info.ContextID, Text: textOf(ec.Message), Origin: c.origin, Caller: c.name,
+	imgs, err := messageImages(ec.Message, d.cfg.Images)
+	if err != nil {
+		// Refused before admission: the message never becomes a task.
+		yield(nil, err)
+		return
+	}
+	task := Task{ID: string(info.TaskID), ContextID: info.ContextID, Text: textOf(ec.Message), Images: imgs, Origin: c.origin, Caller: c.name,
 		Traceparent: c.traceparent, Tracestate: c.tracestate}
 	submitted := a2a.NewSubmittedTask(ec, ec.Message)
 

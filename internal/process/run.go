@@ -106,7 +106,9 @@ type run struct {
 	stopOnce sync.Once
 	lineNo   int
 	session  string
-	stdout   *os.File
+	// resumed is the harness session the launch asked to resume.
+	resumed string
+	stdout  *os.File
 }
 
 // RunTask runs the task as one harness run and returns how it ended.
@@ -158,6 +160,7 @@ func (r *run) go_(ctx context.Context) agent.Outcome {
 		if id != "" {
 			resume = id
 			req.ResumeSession = &resume
+			r.resumed = id
 		}
 	}
 	if t.Tools != nil {
@@ -478,6 +481,14 @@ func (r *run) exited(ctx context.Context) agent.Outcome {
 			how = "was killed by " + ws.Signal().String()
 		} else {
 			how = fmt.Sprintf("exited with status %d", st.ExitCode())
+			// A harness told to resume a session it does not have may say
+			// so only on stderr: Codex (`codex exec resume ID`) prints
+			// "no rollout found for thread id" there and exits 1 without
+			// a line on stdout. Failing before it named any session is
+			// that refusal.
+			if r.resumed != "" && r.session == "" && st.ExitCode() != 0 {
+				return r.sessionLost(fmt.Sprintf("it %s before it started on session %q (its stderr is in logs/harness.log)", how, r.resumed))
+			}
 		}
 	}
 	return r.fail(diag.RunTaskFailed, "harness", fmt.Sprintf("the harness %s before it reported a result (its stderr is in logs/harness.log)", how))
@@ -549,16 +560,20 @@ func (r *run) handle(ev component.HarnessEvent) (o agent.Outcome, done bool) {
 	case component.HarnessSessionNotFound:
 		r.flushTurn(nil)
 		r.waitOrKill()
-		if t.Sessions != nil && r.task.ContextID != "" {
-			// The stale entry goes, so the context's next task starts a
-			// new harness session.
-			_ = t.Sessions.Put(r.task.ContextID, "")
-		}
-		r.out.Status, r.out.Code, r.out.Cause = agent.ExitFailed, diag.RunHarnessSession, "harness"
-		r.out.Reason = fmt.Sprintf("the harness cannot find the session it was resumed on (context %q): %s", r.task.ContextID, ev.Text)
-		return r.out, true
+		return r.sessionLost(ev.Text), true
 	}
 	return agent.Outcome{}, false
+}
+
+// sessionLost fails the task with E-RUN-036: the harness cannot find the
+// session it was resumed on (spec 004 transport: process, Conversation).
+func (r *run) sessionLost(why string) agent.Outcome {
+	if t := r.t; t.Sessions != nil && r.task.ContextID != "" {
+		// The stale entry goes, so the context's next task starts a new
+		// harness session.
+		_ = t.Sessions.Put(r.task.ContextID, "")
+	}
+	return r.fail(diag.RunHarnessSession, "harness", fmt.Sprintf("the harness cannot find the session it was resumed on (context %q): %s", r.task.ContextID, why))
 }
 
 // flushTurn writes the open turn's inference line, with the usage that

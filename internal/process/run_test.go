@@ -380,6 +380,48 @@ func TestManyLines(t *testing.T) {
 	}
 }
 
+// TestSessionLostOnStderr: a harness that refuses an unknown session only
+// on stderr, as Codex does (`codex exec resume ID` with no such thread
+// prints "Error: thread/resume: thread/resume failed: no rollout found
+// for thread id ID" and exits 1 with nothing on stdout), fails the turn
+// with E-RUN-036, not E-RUN-040, and the stale map entry goes. A harness
+// that exits non-zero after it named its session is an ordinary failure.
+func TestSessionLostOnStderr(t *testing.T) {
+	tr, _ := newTransport(t, skeleton(t))
+	tr.Threaded = true
+	tr.Sessions = OpenSessionMap(t.TempDir())
+	codexLike := filepath.Join(t.TempDir(), "codex-like")
+	if err := os.WriteFile(codexLike, []byte(`#!/bin/sh
+case " $* " in
+*" --resume "*) echo "Error: thread/resume: thread/resume failed: no rollout found for thread id (code -32600)" >&2; exit 1 ;;
+esac
+exec `+tr.Binary+` "$@"
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tr.Binary = codexLike
+	if err := tr.Sessions.Put("ctx-a", "0199a213-81c0-7800-8aa1-bbab2a035a53"); err != nil {
+		t.Fatal(err)
+	}
+	o := tr.RunTask(context.Background(), agent.Task{ID: "t1", ContextID: "ctx-a", Text: script("result one")})
+	if o.Status != agent.ExitFailed || o.Code != diag.RunHarnessSession || !strings.Contains(o.Reason, "0199a213-81c0-7800-8aa1-bbab2a035a53") {
+		t.Fatalf("resuming a session the harness does not have: %+v", o)
+	}
+	if id, _ := tr.Sessions.Get("ctx-a"); id != "" {
+		t.Fatalf("map keeps %q after E-RUN-036", id)
+	}
+	log, err := os.ReadFile(filepath.Join(tr.Logs, "harness.log"))
+	if err != nil || !strings.Contains(string(log), "no rollout found") {
+		t.Fatalf("harness.log = %q, %v", log, err)
+	}
+	// Unmapped now, the next task starts a new session; one that then
+	// exits non-zero without a result is E-RUN-040 as before.
+	o = tr.RunTask(context.Background(), agent.Task{ID: "t2", ContextID: "ctx-a", Text: script("die 3")})
+	if o.Status != agent.ExitFailed || o.Code != diag.RunTaskFailed {
+		t.Fatalf("a new session's failed exit: %+v", o)
+	}
+}
+
 func TestSpendCeiling(t *testing.T) {
 	tr, rec := newTransport(t, skeleton(t))
 	tr.Session = spend.NewSessionCeiling(20)
