@@ -51,3 +51,24 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// FuzzSchema: a component's parameters-schema and the model's arguments
+// are both untrusted; compiling the one and checking the other must
+// return, never panic.
+func FuzzSchema(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]}`, `{"k":"v"}`)
+	f.Add(`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `1`)
+	f.Add(`{"$schema":"http://json-schema.org/draft-04/schema#","items":[{"type":"integer"}],"additionalItems":false}`, `[1,"x"]`)
+	f.Add(`{"pattern":"^(a+)+$","format":"email"}`, `"aaaa"`)
+	f.Add(`{"$dynamicRef":"#meta","$dynamicAnchor":"meta"}`, `{}`)
+	f.Fuzz(func(t *testing.T, schema, input string) {
+		c, err := New(Options{Name: "test/fuzz"}, []ToolDefinition{{Name: "t", ParametersSchema: schema}})
+		if err != nil {
+			if !errors.Is(err, ErrSchema) {
+				t.Fatalf("schema %q refused without ErrSchema: %v", schema, err)
+			}
+			return
+		}
+		_ = c.validate("t", []byte(input))
+	})
+}
