@@ -13,7 +13,11 @@ import (
 // loopRef hands the session's loop, once built, to the run-inference
 // import of the components instantiated before it (hooks load before the
 // loop exists; tools are built before the session).
-type loopRef struct{ p atomic.Pointer[agent.Loop] }
+type loopRef struct {
+	p atomic.Pointer[agent.Loop]
+	// script is set for a script capsule, which has no model to call.
+	script atomic.Bool
+}
 
 func (r *loopRef) set(l *agent.Loop) { r.p.Store(l) }
 
@@ -35,8 +39,15 @@ type runInference struct {
 // (on-stage runs before it).
 var errNoLoopYet = errors.New("run-inference: the session's inference is not open yet at this point (on-stage runs before it); nothing was sent")
 
+// errNoModel is run-inference in a script capsule: it declares no
+// inference block, so there is no driver to send through.
+var errNoModel = errors.New("run-inference: this is a script capsule (an artifacts entry is runtime: capsule), which declares no inference block and runs no model; nothing was sent")
+
 func (i *runInference) RunInference(ctx context.Context, req component.InferenceRequest) (component.InferenceResponse, error) {
 	l := i.ref.p.Load()
+	if i.ref.script.Load() {
+		return component.InferenceResponse{}, errNoModel
+	}
 	if l == nil {
 		return component.InferenceResponse{}, errNoLoopYet
 	}

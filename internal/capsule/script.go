@@ -59,6 +59,7 @@ func (l *launcher) scriptEntry(i int) (*scriptComponent, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.loops.script.Store(true)
 	sc := &scriptComponent{name: e.Name, text: &l.text}
 	// The capsule-wide limits bound the script like any component: its
 	// memory, and limits.deadline_seconds its one call, run, tool calls

@@ -14,8 +14,9 @@ import (
 // whose Host leaves one nil answers that import with the "not granted" /
 // "not available in this context" error the spec gives, so every world
 // links whatever the capsule grants. murmur:artifact-manager is not among
-// them: no session serves a script capsule, so it is not linked and a
-// component that imports it fails to instantiate naming it.
+// them: capabilities.install is refused at launch, so no script capsule
+// may pull or remove an artifact; it is not linked and a component that
+// imports it fails to instantiate naming it.
 
 // TextSink receives murmur:text/chunks@0.1.0 emit calls of the call in
 // progress. Emit returns an error once nobody follows the call.

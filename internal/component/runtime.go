@@ -65,8 +65,8 @@ func (r *Runtime) Imports() []string { return r.linker.Instances() }
 // Exports lists the murmur interfaces the host resolves and calls on a
 // component, at exactly the versions it resolves: a tool's or http
 // driver's run, a hook's lifecycle, a process driver's process and a
-// script capsule's run (Instance.Capsule; mur build checks a runtime:
-// capsule artifact against it, though no session runs one yet).
+// script capsule's run (Instance.Capsule: a session of a script capsule
+// calls it; mur build checks a runtime: capsule artifact against it).
 var Exports = []string{IfaceToolRun, IfaceLifecycle, IfaceProcess, IfaceCapsuleRun}
 
 // Close releases the engine and linker.

@@ -105,7 +105,7 @@ var Fields = concat(
 		h("artifacts[].gateway.endpoint", "the entry's credential gateway"),
 		h("artifacts[].gateway.api_key", "the entry's credential gateway"),
 		h("artifacts[].gateway.keyless", "the entry's credential gateway"),
-		h("artifacts[].runtime", "tools, drivers, skills and hooks run (hooks: docs/hooks.md)"),
+		h("artifacts[].runtime", "tools, drivers, skills and hooks run (hooks: docs/hooks.md); one runtime: capsule entry makes a script capsule (docs/script-capsules.md)"),
 		h("artifacts[].on_overflow", "what an async hook's full queue does: drop (counted) or block"),
 		h("artifacts[].capabilities.network.allow", "narrows the entry's egress below the capsule-wide list"),
 		h("artifacts[].capabilities.filesystem.scope", "the entry's preopened folder"),
