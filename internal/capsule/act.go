@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,9 +158,9 @@ func (l *launcher) actSecrets(e manifest.ArtifactRef, args map[string]any) (func
 			idx = i
 		}
 	}
-	var ds diag.List
-	for k, v := range args {
-		s, ok := v.(string)
+	var ds, warn diag.List
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		s, ok := args[k].(string)
 		if !ok {
 			continue
 		}
@@ -166,13 +168,30 @@ func (l *launcher) actSecrets(e manifest.ArtifactRef, args map[string]any) (func
 		if !ok {
 			continue
 		}
+		field := fmt.Sprintf("artifacts[%d].config.%s", idx, k)
+		pos := l.c.Pos(field)
+		if pos.Line == 0 {
+			// A key the path syntax cannot name (std:bearer-token): the block's line.
+			pos = l.c.Pos(fmt.Sprintf("artifacts[%d].config", idx))
+		}
 		if _, err := resolve(name); err != nil {
-			field := fmt.Sprintf("artifacts[%d].config.%s", idx, k)
-			ds = append(ds, diag.New(diag.ManInvalid, l.c.Pos(field), field, err.Error()+"; the ACT component takes it as the session arg "+strconv.Quote(k)))
+			ds = append(ds, diag.New(diag.ManInvalid, pos, field, err.Error()+"; the ACT component takes it as the session arg "+strconv.Quote(k)))
+			continue
+		}
+		// Found, but not in config.yaml: from the environment, which spec
+		// 004 warns of as it does for a gateway key (W-SEC-027).
+		if v, ok, err := creds.Credential(name); err == nil && (!ok || v == "") {
+			warn = append(warn, diag.New(diag.SecKeyFromEnv, pos, field,
+				fmt.Sprintf("artifact %q takes %s from the environment, read once at launch and not rotated; set credentials.%s with mur config set -g instead", e.Name, name, name)))
 		}
 	}
 	if len(ds) > 0 {
-		return nil, refusal(ds)
+		return nil, refusal(append(warn, ds...))
+	}
+	if l.stderr != nil {
+		for _, w := range warn {
+			fmt.Fprintln(l.stderr, w.String())
+		}
 	}
 	return resolve, nil
 }

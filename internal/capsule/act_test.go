@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -328,17 +329,26 @@ func TestACTTimeoutMSThroughRun(t *testing.T) {
 }
 
 // TestACTSessionCredential: an ACT entry's config value written as a
-// credential reference reaches open-session as the credential (here
-// from the environment), and a reference that resolves nowhere refuses
-// the launch with E-MAN-003 naming the field, before any session.
+// credential reference reaches open-session as the credential, from
+// config.yaml or, with W-SEC-027 at launch, from the environment; a
+// reference that resolves nowhere refuses the launch with E-MAN-003
+// naming the field, before any session.
 func TestACTSessionCredential(t *testing.T) {
-	for name, set := range map[string]bool{"resolved": true, "unresolved": false} {
+	for name, from := range map[string]string{"env": "env", "config": "config", "unresolved": ""} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			home := filepath.Join(root, "home")
 			t.Setenv("HOME", home)
-			if set {
-				t.Setenv("KV_TOKEN", "s3cret-env")
+			set := from != ""
+			want := "s3cret-" + from
+			switch from {
+			case "env":
+				t.Setenv("KV_TOKEN", want)
+			case "config":
+				var out bytes.Buffer
+				if code := cli.Main(context.Background(), []string{"config", "set", "-g", "credentials.KV_TOKEN", want}, nil, &out, &out); code != 0 {
+					t.Fatalf("config set: exit %d: %s", code, out.String())
+				}
 			}
 			publish(t, root, "../../drivers/driver-openai", "driver-openai")
 			publishACT(t, root)
@@ -362,8 +372,15 @@ func TestACTSessionCredential(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 			}
-			if raw := string(prov.Requests()[1].Raw); !strings.Contains(raw, `\"s3cret-env\"`) {
+			if raw := string(prov.Requests()[1].Raw); !strings.Contains(raw, `\"`+want+`\"`) {
 				t.Fatalf("open-session did not get the credential: %s", raw)
+			}
+			warned := regexp.MustCompile(`(?m)^W-SEC-027 \S+:\d+:\d+ artifacts\[1\]\.config\.std:bearer-token: artifact "\S+" takes KV_TOKEN from the environment`).MatchString(stderr.String())
+			if warned != (from == "env") {
+				t.Errorf("from %s: W-SEC-027 printed = %v\n%s", from, warned, stderr.String())
+			}
+			if strings.Contains(stderr.String(), want) {
+				t.Errorf("the credential's value reached stderr:\n%s", stderr.String())
 			}
 		})
 	}

@@ -185,7 +185,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &launcher{c: c, res: res, rt: rt, gws: gws, dirs: &sessionDirs{}, scope: manifest.ExplainScope(c), capsuleURL: o.CapsuleURL}
+	l := &launcher{c: c, res: res, rt: rt, gws: gws, dirs: &sessionDirs{}, scope: manifest.ExplainScope(c), capsuleURL: o.CapsuleURL, stderr: stderr}
 	if caps := c.Capabilities; caps != nil && caps.Filesystem != nil {
 		l.dirs.readOnly = caps.Filesystem.ReadOnly
 	}
