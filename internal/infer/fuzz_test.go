@@ -92,6 +92,8 @@ func FuzzServe(f *testing.F) {
 	f.Add(`{"format":"murmur.inference/v1","config":{"continuation":true,"stream":false}}`,
 		`{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}`, true)
 	f.Add(`{"format":"murmur.inference/v1","continuation_id":"mcont_1"}`, `data: [DONE]`+"\n\n", true)
+	f.Add(`{"format":"murmur.inference/v1","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","text":"t"},{"type":"image","tool_use_id":"c1","media_type":"image/png","data":"iVBORw0KGgo="},{"type":"image","media_type":"image/gif","data":"R0lGODlh"}]}]}`,
+		`{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}`, true)
 	f.Fuzz(func(t *testing.T, data, body string, openai bool) {
 		var p Provider = Anthropic{}
 		if openai {
