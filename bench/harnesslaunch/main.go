@@ -190,29 +190,34 @@ func run(n int, gap time.Duration, drvPath, harness string) error {
 			return err
 		}
 	}
-	var ds, ms, diffs []time.Duration
+	// CPU time (this process and its reaped children, user + system) is
+	// timed too: on a loaded machine the wall figures are mostly the
+	// scheduler's, the CPU a launch burns is not.
+	var ds, ms, diffs, dcpu, mcpu, cdiffs []time.Duration
 	for i := 0; i < n; i++ {
-		var dd, md time.Duration
+		var dd, md, dc, mc time.Duration
 		for k := 0; k < 2; k++ {
 			time.Sleep(gap)
+			c0 := cpuTime()
 			t0 := time.Now()
 			if (i+k)%2 == 0 {
 				if err := direct(); err != nil {
 					return err
 				}
-				dd = time.Since(t0)
+				dd, dc = time.Since(t0), cpuTime()-c0
 			} else {
 				if err := viaMur(i); err != nil {
 					md = -1
 					continue
 				}
-				md = time.Since(t0)
+				md, mc = time.Since(t0), cpuTime()-c0
 			}
 		}
 		if md < 0 {
 			continue
 		}
 		ds, ms, diffs = append(ds, dd), append(ms, md), append(diffs, md-dd)
+		dcpu, mcpu, cdiffs = append(dcpu, dc), append(mcpu, mc), append(cdiffs, mc-dc)
 	}
 	if len(ms) == 0 {
 		return fmt.Errorf("every run through mur failed: %v", failed)
@@ -224,11 +229,22 @@ func run(n int, gap time.Duration, drvPath, harness string) error {
 	for _, v := range []struct {
 		name string
 		d    []time.Duration
-	}{{"direct (exec, no sandbox, no server)", ds}, {"mur (driver, env, sandbox, tool server)", ms}, {"mur - direct, per pair", diffs}} {
+	}{{"direct (exec, no sandbox, no server)", ds}, {"mur (driver, env, sandbox, tool server)", ms}, {"mur - direct, per pair", diffs},
+		{"CPU: direct", dcpu}, {"CPU: mur", mcpu}, {"CPU: mur - direct, per pair", cdiffs}} {
 		p50, p95 := pct(v.d, 50), pct(v.d, 95)
 		fmt.Printf("  %-42s p50 %7.2f ms  p95 %7.2f ms\n", v.name, ms1(p50), ms1(p95))
 	}
 	return nil
+}
+
+// cpuTime is the user and system time of this process and of its
+// children that have been waited for.
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }
 
 func pct(d []time.Duration, p int) time.Duration {
