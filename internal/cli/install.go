@@ -30,7 +30,11 @@ entries are skipped: they are read from disk on every run) through the
 resolution order in config.yaml, verifies each package against the digest its
 source reports and against murmur.lock's pin, and only when all of them check
 out writes them to the project store (.murmur/ beside murmur.yaml) and updates
-murmur.lock (origin: operator). Any refusal writes nothing.
+murmur.lock (origin: operator). Any refusal writes nothing. An artifact whose
+scope config.yaml's trusted_keys names must carry a signature by one of that
+scope's keys (mur publish --sign): unsigned is E-REG-013, signed by no trusted
+key E-REG-014, a signature that does not verify E-REG-015; murmur.lock records
+the key (verified:).
 
 install NAME@VERSION installs that version; a bare NAME (<scope>/<name>) the
 newest version, by semver precedence, that fits the WIT level this mur serves
