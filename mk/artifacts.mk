@@ -10,7 +10,7 @@
 .PHONY: test-registry bench-artifacts
 
 test-registry:
-	MUR_TEST_REGISTRY=1 $(GO) test -count=1 -run 'TestRealRegistry' ./internal/store/
+	MUR_TEST_REGISTRY=1 $(GO) test -count=1 -run 'TestRealRegistry|TestSignedInstallFromDockerRegistry' ./internal/store/
 
 bench-artifacts:
 	MUR_TEST_REGISTRY=1 $(GO) test -run '^$$' -bench . -benchtime 20x -benchmem ./internal/store/ ./internal/config/
