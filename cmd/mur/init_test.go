@@ -14,9 +14,9 @@ import (
 // with GODEBUG=inittrace=1 and reads what each package's init allocated.
 // Every mur command pays every init before main; bytes allocated are
 // deterministic where init times are not, so they are what is checked.
-// santhosh-tekuri/jsonschema compiled its drafts' meta-schemas in init
-// (1.7 MB, ~11 ms of a ~21 ms start); third_party/jsonschema compiles them
-// at the first Compile, which only an ACT component's schemas reach.
+// The largest is santhosh-tekuri/jsonschema compiling its drafts'
+// meta-schemas (1.7 MB, ~11 ms of a ~21 ms start; docs/RATIONALE.md says
+// why it stays); the budget catches the next one.
 func TestInitAllocations(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
@@ -39,16 +39,14 @@ func TestInitAllocations(t *testing.T) {
 		}
 		seen++
 		total += b
-		if f[1] == "github.com/santhosh-tekuri/jsonschema/v6" && b > 64<<10 {
-			t.Errorf("jsonschema's init allocated %d bytes: it compiles its meta-schemas at start again (is go.mod's replace to third_party/jsonschema gone?)", b)
-		}
 	}
 	if seen < 50 {
 		t.Fatalf("read %d init lines from inittrace; output:\n%s", seen, stderr.String())
 	}
-	// mur's inits allocated 1.1 MB in all after the change (2.8 MB before).
-	if total > 2<<20 {
-		t.Errorf("package inits allocated %d bytes in all, budget 2 MiB: find the new one with GODEBUG=inittrace=1 mur --version", total)
+	// mur's inits allocated 2.8 MB in all (session 7), 1.7 MB of it the
+	// JSON Schema meta-schemas.
+	if total > 3<<20 {
+		t.Errorf("package inits allocated %d bytes in all, budget 3 MiB: find the new one with GODEBUG=inittrace=1 mur --version", total)
 	}
 	t.Logf("%d package inits allocated %d bytes", seen, total)
 }

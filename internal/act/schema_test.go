@@ -7,10 +7,8 @@ import (
 )
 
 // TestSchemaCheckedAgainstMetaSchema: a parameters-schema is refused when
-// its draft's meta-schema refuses it. The meta-schemas are compiled at the
-// first compile, not at start (third_party/jsonschema), so this runs from
-// several goroutines at once: under -race, the first compiles must all
-// see them loaded.
+// its draft's meta-schema refuses it, from several goroutines at once
+// (a capsule's components bind concurrently).
 func TestSchemaCheckedAgainstMetaSchema(t *testing.T) {
 	cases := []struct {
 		schema string
