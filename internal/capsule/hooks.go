@@ -58,6 +58,11 @@ func (l *launcher) hookEntries() ([]hookEntry, diag.List) {
 				sp.Policy = own.CommitPolicy
 			}
 		}
+		if why := scriptlessHook(l.c, sp); why != "" {
+			ds = append(ds, diag.New(diag.ManInvalid, l.c.Pos(field), field, fmt.Sprintf(
+				"hook %q %s, and a script capsule has no model: it would never run; remove the entry, or give the capsule an inference block and no runtime: capsule entry (docs/script-capsules.md)", e.Name, why)))
+			continue
+		}
 		sp.Deadline, sp.DeadlineField = hooks.DefaultDeadline, "the default hook deadline (set capabilities.limits.deadline_seconds on "+field+")"
 		if caps := l.c.Capabilities; caps != nil && caps.Limits != nil && caps.Limits.DeadlineSeconds != nil {
 			sp.Deadline, sp.DeadlineField = time.Duration(*caps.Limits.DeadlineSeconds)*time.Second, "capabilities.limits.deadline_seconds"
@@ -115,6 +120,24 @@ func (l *launcher) hookEntries() ([]hookEntry, diag.List) {
 		out = append(out, hookEntry{spec: sp, grant: g, file: file, id: componentID(r, file)})
 	}
 	return out, ds
+}
+
+// scriptlessHook says why a hook can never act in a script capsule (its
+// binding is an event only a model makes, or its only commit is a seed
+// for a model), or "" when it can or the capsule is not a script. Its
+// binding is known only once the hook's own murmur.yaml is staged, so
+// this is the launch's refusal, not the manifest's.
+func scriptlessHook(c *manifest.Capsule, sp hooks.Spec) string {
+	if c.Script() < 0 {
+		return ""
+	}
+	switch {
+	case sp.Binding == component.OnInference || sp.Binding == component.OnCompaction:
+		return "is bound to " + sp.Binding
+	case sp.Policy == hooks.PolicySeedContext:
+		return "commits " + hooks.PolicySeedContext
+	}
+	return ""
 }
 
 // sessionHooks is a session's hooks and what they are told: the task in

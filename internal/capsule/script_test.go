@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/murmur/mur/internal/cli"
+	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/wasm/cm"
 )
 
@@ -190,6 +191,35 @@ func TestScriptCapsulePolicyHook(t *testing.T) {
 	for _, c := range toolCalls(lines) {
 		if c["tool"] != "shx" || c["caller"] != "script" || c["status"] == "passed" {
 			t.Errorf("tool_call = %v", c)
+		}
+	}
+}
+
+// TestScriptCapsuleRefusesModelHooks: a hook bound to an event only a
+// model makes (on-compaction, on-inference) or committing a seed would
+// never act in a script capsule, so the launch refuses it, naming the
+// entry, instead of running without it.
+func TestScriptCapsuleRefusesModelHooks(t *testing.T) {
+	for _, contract := range []string{
+		"binding: on-compaction\ncommit_policy: replace-context\n",
+		"binding: on-inference\n",
+		"binding: on-task-start\ncommit_policy: seed-context\n",
+	} {
+		root, _ := scriptHome(t)
+		publishScript(t, root, "script", "shx", "shx", "")
+		publishShellExec(t, root)
+		publishHook(t, root, hookDecl{name: "gate", contract: contract})
+		extra := "  - name: murmur/gate\n    version: \"0.1.0\"\n    runtime: hook\n"
+		manifest := strings.Replace(scriptManifest, "capabilities:\n", extra+"capabilities:\n", 1)
+		manifestPath := installManifest(t, root, strings.ReplaceAll(manifest, "%EXTRA%", ""), "")
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath}, nil, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), string(diag.ManInvalid)) ||
+			!strings.Contains(stderr.String(), "script capsule has no model") || !strings.Contains(stderr.String(), "artifacts[") {
+			t.Errorf("%q: exit %d, want 2 and %s naming the entry\n%s", contract, code, diag.ManInvalid, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "status: ok") {
+			t.Errorf("%q: the script ran: %s", contract, stdout.String())
 		}
 	}
 }
