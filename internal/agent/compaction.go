@@ -181,6 +181,30 @@ func (l *Loop) CompactHistory(ctx context.Context, c Compactor, contextID string
 	return out, ok, err
 }
 
+// compactResumed is a task's CompactHistory: the history through the
+// compactor before the task's first turn. It returns the task's failed
+// outcome when there is no compactor, it fails, or nothing committed.
+func (l *Loop) compactResumed(ctx context.Context, t *task, history []Message) ([]Message, *Outcome) {
+	c := l.rt.Compactor
+	if c == nil || !c.Active() {
+		o := l.fail(t, CauseCompaction, "--resume-mode compact: no hook serves on-compaction (a hook bound to it must export it); resume with --resume-mode full")
+		return nil, &o
+	}
+	out, ok, err := l.CompactHistory(ctx, c, t.contextID, history)
+	switch {
+	case err != nil:
+		if o := l.ctxOutcome(ctx, t); o != nil {
+			return nil, o
+		}
+		o := l.fail(t, CauseCompaction, "--resume-mode compact: compaction failed: "+firstLineOf(err.Error()))
+		return nil, &o
+	case !ok:
+		o := l.fail(t, CauseCompaction, "--resume-mode compact: no on-compaction hook committed a replace-context for the resumed history (commit_policy: replace-context); resume with --resume-mode full")
+		return nil, &o
+	}
+	return out, nil
+}
+
 // SummarizeSeed hands the compactor's hooks an on-task-start seed that is
 // past context.seed_budget and its overflow margin (spec 004: seed
 // summarization): the same compaction-event, output cap, driver_config

@@ -214,6 +214,12 @@ type Task struct {
 	// MaxTurns, when > 0 and below inference.max_turns, is this attempt's
 	// turn cap: a reopened task is handed only the turns it has left.
 	MaxTurns int
+	// CompactHistory is mur run --resume-mode compact: History goes
+	// through the on-compaction hooks (CompactHistory) after task_start,
+	// and the task starts from their replace-context; the record keeps
+	// every message. No hook committing, or a hook failing, fails the
+	// task as a compaction failure.
+	CompactHistory bool
 }
 
 // Origin is where a task came from, recorded in task_start.
@@ -253,6 +259,13 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 	if contextID != l.cont.contextID {
 		// A continuation never crosses into another context.
 		l.cont = continuation{}
+	}
+	if tk.CompactHistory {
+		h, o := l.compactResumed(ctx, t, tk.History)
+		if o != nil {
+			return l.end(*o)
+		}
+		tk.History = h
 	}
 	if err := t.conv.seed(append(tk.History[:len(tk.History):len(tk.History)], tk.Seed...), l.recorder); err != nil {
 		return l.end(l.fail(t, causeInference, err.Error()))

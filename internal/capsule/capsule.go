@@ -62,6 +62,11 @@ type Options struct {
 	// Resume is mur run --resume: the launch continues that recorded
 	// session's conversation, whatever lifecycle.conversation says.
 	Resume string
+	// ResumeMode is mur run --resume-mode: "full" (or "") starts the
+	// resumed task from the whole record; "compact" first hands it to
+	// the capsule's on-compaction hooks and starts from their
+	// replace-context (the record itself keeps every message).
+	ResumeMode string
 	// CapsuleURL is the door's URL when mur run serves one; shell commands
 	// see it as MURMUR_CAPSULE_URL.
 	CapsuleURL string
@@ -264,6 +269,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	conv, err := conversationFor(c, murmurHome, manifestDir, o)
 	if err != nil {
 		return fail(err)
+	}
+	if conv.Compact && !compactionHooked(hookList) {
+		return fail(refusal(diag.List{diag.New(diag.RunResume, diag.Pos{}, "--resume-mode", fmt.Sprintf(
+			"--resume %s --resume-mode compact hands the record to the capsule's on-compaction hooks, and it has none; declare one (murmur/hook-compact) or resume with --resume-mode full", o.Resume))}))
 	}
 	l.policy = policy
 	parts := Parts{

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/murmur/mur/internal/agent"
+	"github.com/murmur/mur/internal/component"
 	"github.com/murmur/mur/internal/conversation"
 	"github.com/murmur/mur/internal/diag"
 	"github.com/murmur/mur/internal/event"
@@ -21,7 +22,16 @@ type Conversation struct {
 	Policy conversation.Policy
 	// Resumed is the recorded session a --resume launch continues.
 	Resumed *conversation.ResumePoint
+	// Compact is --resume-mode compact: the resumed history goes through
+	// the on-compaction hooks before the launch task.
+	Compact bool
 }
+
+// Resume modes (mur run --resume-mode).
+const (
+	ResumeFull    = "full"
+	ResumeCompact = "compact"
+)
 
 // conversationFor resolves the capsule's conversation policy with mur
 // run's --context and --resume. A session --resume cannot continue refuses
@@ -32,11 +42,23 @@ func conversationFor(c *manifest.Capsule, murmurHome, manifestDir string, o Opti
 		return Conversation{}, err
 	}
 	pol.LaunchContext = o.ContextID
-	if o.Resume == "" {
-		return Conversation{Policy: pol}, nil
-	}
 	refuse := func(pos diag.Pos, field, format string, args ...any) (Conversation, error) {
 		return Conversation{}, refusal(diag.List{diag.New(diag.RunResume, pos, field, fmt.Sprintf(format, args...))})
+	}
+	switch o.ResumeMode {
+	case "", ResumeFull, ResumeCompact:
+	default:
+		return refuse(diag.Pos{}, "--resume-mode", "--resume-mode %q: give %s (the whole record) or %s (through the on-compaction hooks)", o.ResumeMode, ResumeFull, ResumeCompact)
+	}
+	compact := o.ResumeMode == ResumeCompact
+	if o.Resume == "" {
+		if compact {
+			return refuse(diag.Pos{}, "--resume-mode", "--resume-mode compact compacts a resumed session's record; give --resume SESSION with it")
+		}
+		return Conversation{Policy: pol}, nil
+	}
+	if compact && c.Inference.IsProcess() {
+		return refuse(c.Pos("inference.transport"), "--resume-mode", "--resume-mode compact: under transport: process the harness holds the conversation and compacts it itself (spec 004); resume with --resume-mode full")
 	}
 	if o.ContextID != "" {
 		return refuse(diag.Pos{}, "--resume", "--resume %s continues that session's context; give --resume or --context %s, not both", o.Resume, o.ContextID)
@@ -65,7 +87,20 @@ func conversationFor(c *manifest.Capsule, murmurHome, manifestDir string, o Opti
 	// The resumed launch loads the record whatever lifecycle.conversation
 	// says (spec 004).
 	pol.LaunchContext, pol.Load = rp.ContextID, true
-	return Conversation{Policy: pol, Resumed: &rp}, nil
+	return Conversation{Policy: pol, Resumed: &rp, Compact: compact}, nil
+}
+
+// compactionHooked reports whether any hook may serve on-compaction: one
+// bound to it, or one with no binding (every event it exports). Whether
+// an unbound hook exports on-compaction is known once it is instantiated;
+// Session.Compact checks that.
+func compactionHooked(hs []hookEntry) bool {
+	for _, h := range hs {
+		if h.spec.Binding == component.OnCompaction || h.spec.Binding == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // openConversation starts the session's conversations after
@@ -90,6 +125,7 @@ func (s *Session) openConversation(cv Conversation) *diag.Diagnostic {
 		return &d
 	}
 	if rp := cv.Resumed; rp != nil {
+		s.compactResume = cv.Compact
 		lost := make([]map[string]any, len(rp.Lost))
 		for i, x := range rp.Lost {
 			lost[i] = map[string]any{"work_id": x.WorkID, "binary": x.Binary, "command": x.Command, "detached": x.Detached, "log": x.Log}

@@ -269,6 +269,9 @@ type Session struct {
 	totals agent.Outcome
 	// conv gives each task its context's conversation record.
 	conv *conversation.Keeper
+	// compactResume is --resume-mode compact, until the launch task has
+	// taken it.
+	compactResume bool
 	// The launch's own task, where it came from, and a task file that
 	// exists but could not be read.
 	launchTask   string
@@ -374,6 +377,10 @@ func (s *Session) runTask(ctx context.Context, t Task, launch bool) Outcome {
 	var o Outcome
 	defer func() { s.endTask(t, o, log) }()
 	at := agent.Task{ID: t.ID, ContextID: t.ContextID, Origin: t.Origin, Text: t.Text, Images: t.Images, History: history}
+	if launch && s.compactResume {
+		s.compactResume = false
+		at.CompactHistory = true
+	}
 	if log != nil {
 		at.Log = log
 	}

@@ -51,7 +51,8 @@ refused before any session existed, 130 canceled.`,
   mur run --json --task "Summarise notes/" | jq -c 'select(.event == "tool_call")'
   mur run -v --task "Write a short hello note in notes/hello.md." 2>run.log
   mur run --context ctx_support_42 --task "And the second question?"
-  mur run --resume ses_01k4m2y7xq8f9v3n5r7t9w1c2e --task "Go on."`,
+  mur run --resume ses_01k4m2y7xq8f9v3n5r7t9w1c2e --task "Go on."
+  mur run --resume ses_01k4m2y7xq8f9v3n5r7t9w1c2e --resume-mode compact --task "Go on."`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := needProject(cmd, f.Manifest); err != nil {
@@ -102,6 +103,7 @@ refused before any session existed, 130 canceled.`,
 	fl.StringVar(&f.Workdir, "workdir", "", "work folder (default: <manifest-dir>/workdir/<session-id>)")
 	fl.StringVar(&f.ContextID, "context", "", "run the launch task in this conversation context: it continues the context's record under lifecycle.conversation: threaded, and is recorded in it either way")
 	fl.StringVar(&f.Resume, "resume", "", "continue the conversation of this recorded session (ses_…) of the capsule, under any lifecycle.conversation; reports its lost background work")
+	fl.StringVar(&f.ResumeMode, "resume-mode", capsule.ResumeFull, "with --resume: full starts from the whole record; compact first hands it to the capsule's on-compaction hooks and starts from their summary")
 	fl.DurationVar(&f.Deadline, "deadline", 0, "end the session after this long (e.g. 10m); the agent is told before")
 	fl.StringVar(&systemPrompt, "system-prompt", "", "replace the manifest's system prompt for this launch")
 	fl.StringVar(&serve.bind, "bind", "", "serve the A2A door on this address (default: 127.0.0.1 and network.internal_port or a free port)")
