@@ -64,6 +64,7 @@ func init() {
 var runComponents = []struct{ dir, name string }{
 	{"../../drivers/driver-openai", "driver-openai"},
 	{"../../examples/file-go", "file-go"},
+	{"../../examples/summarize-go", "summarize-go"},
 	{"../../hooks/hook-compact", "hook-compact"},
 	{"../../hooks/hook-debug", "hook-debug"},
 }

@@ -19,13 +19,15 @@
 // arm is discarded with a logged fault.
 package hook
 
-import "fmt"
+import (
+	"fmt"
 
-// Message is one conversation message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+	"github.com/murmur/mur/sdk/go/inference"
+)
+
+// Message is one conversation message (the same record run-inference
+// sends).
+type Message = inference.Message
 
 // ToolManifest is a manifest written for a tool binary at staging.
 type ToolManifest struct {

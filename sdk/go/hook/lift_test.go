@@ -84,7 +84,7 @@ func TestLiftEvents(t *testing.T) {
 		abi.PutU32(m, mp+uint32(i)*8, vp)
 		abi.PutU32(m, mp+uint32(i)*8+4, vn)
 	}
-	wantComp := CompactionEvent{[]Message{{"user", "hi"}, {"assistant", "hello"}}, 9, 0.75, nil, str("model")}
+	wantComp := CompactionEvent{[]Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, 9, 0.75, nil, str("model")}
 	if got := liftCompaction(m, mp, 2, 9, 0.75, 0, 0, 0, 1, p3, n3); !reflect.DeepEqual(got, wantComp) {
 		t.Errorf("compaction = %+v, want %+v", got, wantComp)
 	}
@@ -102,7 +102,7 @@ func decodeAnswer(m *abitest.Memory, p uint32) (Output, string, bool) {
 	switch out.Kind {
 	case KindReplaceContext:
 		for _, kv := range abi.Pairs(m, abi.U32(m, p+8), abi.U32(m, p+12)) {
-			out.Messages = append(out.Messages, Message{kv[0], kv[1]})
+			out.Messages = append(out.Messages, Message{Role: kv[0], Content: kv[1]})
 		}
 	case KindWriteManifests:
 		for _, kv := range abi.Pairs(m, abi.U32(m, p+8), abi.U32(m, p+12)) {
@@ -120,7 +120,7 @@ func TestLowerResult(t *testing.T) {
 		out  Output
 	}{
 		{"none", None()},
-		{"replace-context", ReplaceContext([]Message{{"system", "summary"}, {"user", "go on"}})},
+		{"replace-context", ReplaceContext([]Message{{Role: "system", Content: "summary"}, {Role: "user", Content: "go on"}})},
 		{"write-manifests", WriteManifests([]ToolManifest{{"pytest", "name: pytest"}})},
 		{"artifact", Artifact("report.md")},
 		{"reopen-task", ReopenTask("tests fail: fix them")},

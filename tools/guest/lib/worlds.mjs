@@ -1,8 +1,8 @@
 // The world each artifact role is built against. A guest is embedded with a
 // generated world that includes its role's murmur world plus the imports
 // the host links for that role whether or not they are granted (wasi:http
-// for every role, tool-registry, shell and message for tools, task-io and
-// conversation for hooks). wit-component keeps
+// for every role, tool-registry, shell, message and run-inference for
+// tools, task-io and conversation for hooks). wit-component keeps
 // only the imports the code actually calls, so a component names exactly
 // the interfaces it uses.
 import { WASI_VERSION } from './wit.mjs';
@@ -16,6 +16,7 @@ export const ROLES = {
     'import murmur:tool-registry/invoke@0.1.0;',
     'import murmur:shell/execute@0.1.0;',
     'import murmur:message/send@0.1.0;',
+    'import murmur:runtime/inference@0.2.0;',
   ],
   driver: ['murmur:runtime-guest/driver@0.1.0', http],
   capsule: ['murmur:runtime-guest/capsule@0.1.0', http],
@@ -45,6 +46,7 @@ const NOT_FOR_JS = new Set([
   'import murmur:tool-registry/invoke@0.1.0;',
   'import murmur:shell/execute@0.1.0;',
   'import murmur:message/send@0.1.0;',
+  'import murmur:runtime/inference@0.2.0;',
 ]);
 
 // A JavaScript hook exports the lifecycle without the hook world's

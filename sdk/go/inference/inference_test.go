@@ -1,4 +1,4 @@
-package hook
+package inference
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ func TestLowerMessages(t *testing.T) {
 		at := p + i*messageSize
 		got = append(got, Message{Role: abi.GetString(m, at), Content: abi.GetString(m, at+8)})
 	}
-	if want := []Message{{"user", "hi"}, {"assistant", "yo"}}; !reflect.DeepEqual(got, want) {
+	if want := []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "yo"}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v", got)
 	}
 	if _, n := lowerMessages(m, nil); n != 0 {
@@ -36,16 +36,16 @@ func TestLiftInferenceResult(t *testing.T) {
 	put(r+16, "gpt-4o-mini")
 	abi.PutU64(m, r+24, 120)
 	abi.PutU64(m, r+32, 7)
-	got, err := liftInferenceResult(m, r)
-	want := InferenceResponse{Text: "a summary", ModelUsed: "gpt-4o-mini", InputTokens: 120, OutputTokens: 7}
+	got, err := liftResult(m, r)
+	want := Response{Text: "a summary", ModelUsed: "gpt-4o-mini", InputTokens: 120, OutputTokens: 7}
 	if err != nil || got != want {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 	e := m.Alloc(40, 8)
 	abi.PutU8(m, e, 1)
 	put(e+8, "spend ceiling reached")
-	_, err = liftInferenceResult(m, e)
-	var ie *InferenceError
+	_, err = liftResult(m, e)
+	var ie *Error
 	if !errors.As(err, &ie) || ie.Msg != "spend ceiling reached" {
 		t.Fatalf("err = %v", err)
 	}
