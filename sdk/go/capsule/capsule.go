@@ -26,30 +26,19 @@ package capsule
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/murmur/mur/sdk/go/internal/invoke"
 )
 
-// Status is murmur:tool/run's status enum, in WIT order (the order is the
-// ABI).
-type Status uint8
+// Status is murmur:tool/run's status enum (shared with sdk/go/tool).
+type Status = invoke.Status
 
-// The status cases.
+// The status cases, in WIT order (the order is the ABI).
 const (
-	StatusPassed Status = iota
-	StatusFailed
-	StatusError
+	StatusPassed = invoke.StatusPassed
+	StatusFailed = invoke.StatusFailed
+	StatusError  = invoke.StatusError
 )
-
-func (s Status) String() string {
-	switch s {
-	case StatusPassed:
-		return "passed"
-	case StatusFailed:
-		return "failed"
-	case StatusError:
-		return "error"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
 
 // Result is the tool-result an invoked tool returned. A nil pointer is an
 // absent option.

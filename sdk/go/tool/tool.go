@@ -14,29 +14,21 @@
 // murmur:tool/run@0.1.0 export lives in this package's wasip1 files.
 package tool
 
-import "fmt"
+import (
+	"fmt"
 
-// Status is murmur:tool/run's status enum.
-type Status uint8
+	"github.com/murmur/mur/sdk/go/internal/invoke"
+)
+
+// Status is murmur:tool/run's status enum (shared with sdk/go/capsule).
+type Status = invoke.Status
 
 // The status cases, in WIT order (the order is the ABI).
 const (
-	StatusPassed Status = iota
-	StatusFailed
-	StatusError
+	StatusPassed = invoke.StatusPassed
+	StatusFailed = invoke.StatusFailed
+	StatusError  = invoke.StatusError
 )
-
-func (s Status) String() string {
-	switch s {
-	case StatusPassed:
-		return "passed"
-	case StatusFailed:
-		return "failed"
-	case StatusError:
-		return "error"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
 
 // Input is murmur:tool/run's tool-input. A nil field is an absent option.
 type Input struct {

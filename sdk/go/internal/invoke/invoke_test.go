@@ -1,7 +1,6 @@
-package capsule
+package invoke
 
 import (
-	"errors"
 	"reflect"
 	"testing"
 
@@ -22,37 +21,21 @@ func TestLiftInvokeResult(t *testing.T) {
 	abi.PutOptString(m, p+28, nil)
 	abi.PutU8(m, p+40, 1)
 	abi.PutPairs(m, p+44, [][2]string{{"state_effect", "read"}})
-	got, err := liftInvokeResult(m, ok)
+	got, errText, lifted := Lift(m, ok)
 	want := Result{Status: StatusFailed, Summary: str("ran"), Data: str("from-wasm"), Truncated: true, Metadata: [][2]string{{"state_effect", "read"}}}
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("ok: got %+v, %v; want %+v", got, err, want)
+	if !lifted || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ok: got %+v, %q; want %+v", got, errText, want)
 	}
-	if got.Text() != "from-wasm" || got.Status.String() != "failed" {
-		t.Fatalf("Text %q, Status %s", got.Text(), got.Status)
+	if got.Status.String() != "failed" {
+		t.Fatalf("Status %s", got.Status)
 	}
 
 	bad := m.Alloc(56, 4)
 	abi.PutU8(m, bad, 1)
 	abi.PutString(m, bad+4, "the tool is already on the call chain")
-	_, err = liftInvokeResult(m, bad)
-	var ie *InvokeError
-	if !errors.As(err, &ie) || ie.Msg != "the tool is already on the call chain" {
-		t.Fatalf("err: got %v", err)
+	if _, errText, lifted := Lift(m, bad); lifted || errText != "the tool is already on the call chain" {
+		t.Fatalf("err: got %q", errText)
 	}
-}
-
-// TestRunPanicsWithTheError: the WIT run returns nothing, so an error
-// from the script's function is a trap whose first stderr line carries
-// its text.
-func TestRunPanicsWithTheError(t *testing.T) {
-	entry = func() error { return errors.New("no notes") }
-	defer func() {
-		entry = nil
-		if r := recover(); r != "capsule run: no notes" {
-			t.Fatalf("recovered %v", r)
-		}
-	}()
-	run()
 }
 
 func str(s string) *string { return &s }
