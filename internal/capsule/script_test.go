@@ -170,12 +170,7 @@ func TestScriptCapsuleDeadline(t *testing.T) {
 // script, which reads the refusals as results, ends ok.
 func TestScriptCapsulePolicyHook(t *testing.T) {
 	root, home := scriptHome(t)
-	publishScript(t, root, "script", "shx", "shx", "")
-	publishShellExec(t, root)
-	publishHook(t, root, hookDecl{name: "gate", contract: "binding: on-tool-call\ncommit_policy: deny\n"})
-	extra := "  - name: murmur/gate\n    version: \"0.1.0\"\n    runtime: hook\n" + config(`{"deny_tools":["shx"]}`)
-	manifest := strings.Replace(scriptManifest, "capabilities:\n", extra+"capabilities:\n", 1)
-	manifestPath := installManifest(t, root, strings.ReplaceAll(manifest, "%EXTRA%", ""), "")
+	manifestPath := hookedScript(t, root, "binding: on-tool-call\ncommit_policy: deny\n", config(`{"deny_tools":["shx"]}`))
 	var stdout, stderr bytes.Buffer
 	if code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
@@ -195,6 +190,20 @@ func TestScriptCapsulePolicyHook(t *testing.T) {
 	}
 }
 
+// hookedScript publishes the script capsule that calls shx twice, shx,
+// and the hook murmur/gate with contract (its own murmur.yaml) and the
+// capsule entry's extra lines, and installs the capsule; it returns the
+// manifest's path.
+func hookedScript(t *testing.T, root, contract, entryExtra string) string {
+	t.Helper()
+	publishScript(t, root, "script", "shx", "shx", "")
+	publishShellExec(t, root)
+	publishHook(t, root, hookDecl{name: "gate", contract: contract})
+	extra := "  - name: murmur/gate\n    version: \"0.1.0\"\n    runtime: hook\n" + entryExtra
+	manifest := strings.Replace(scriptManifest, "capabilities:\n", extra+"capabilities:\n", 1)
+	return installManifest(t, root, strings.ReplaceAll(manifest, "%EXTRA%", ""), "")
+}
+
 // TestScriptCapsuleRefusesModelHooks: a hook bound to an event only a
 // model makes (on-compaction, on-inference) or committing a seed would
 // never act in a script capsule, so the launch refuses it, naming the
@@ -206,12 +215,7 @@ func TestScriptCapsuleRefusesModelHooks(t *testing.T) {
 		"binding: on-task-start\ncommit_policy: seed-context\n",
 	} {
 		root, _ := scriptHome(t)
-		publishScript(t, root, "script", "shx", "shx", "")
-		publishShellExec(t, root)
-		publishHook(t, root, hookDecl{name: "gate", contract: contract})
-		extra := "  - name: murmur/gate\n    version: \"0.1.0\"\n    runtime: hook\n"
-		manifest := strings.Replace(scriptManifest, "capabilities:\n", extra+"capabilities:\n", 1)
-		manifestPath := installManifest(t, root, strings.ReplaceAll(manifest, "%EXTRA%", ""), "")
+		manifestPath := hookedScript(t, root, contract, "")
 		var stdout, stderr bytes.Buffer
 		code := cli.Main(context.Background(), []string{"run", "--manifest", manifestPath}, nil, &stdout, &stderr)
 		if code != 2 || !strings.Contains(stderr.String(), string(diag.ManInvalid)) ||
