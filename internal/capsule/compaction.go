@@ -48,23 +48,6 @@ func (c compactor) Compact(ctx context.Context, ev agent.CompactionEvent) (agent
 	return agent.CompactionResult{}, nil
 }
 
-// Compact runs the capsule's on-compaction hooks over history, outside any
-// task's loop — what mur run --resume … --resume-mode compact does before
-// the resumed task. The hooks get the compaction-event the threshold
-// trigger sends (session_tokens is the runtime's count of history), their
-// run-inference calls send inference.compaction.max_tokens and
-// driver_config and are charged to the session, and the first
-// replace-context a hook's commit_policy takes is returned as the new
-// history (ok true). ok is false, with history unchanged, when no hook is
-// bound to on-compaction or none committed; a hook's failure is the
-// error, and the caller should not run the task.
-func (s *Session) Compact(ctx context.Context, contextID string, history []agent.Message) ([]agent.Message, bool, error) {
-	if s.hooks == nil || !s.hooks.set.Bound(component.OnCompaction) {
-		return history, false, nil
-	}
-	return s.loop.CompactHistory(ctx, compactor{s.hooks}, contextID, history)
-}
-
 // endIfCompactionFailed ends the session after a task whose compaction
 // hook failed (spec 004: a compaction hook error that follows no refused
 // call ends the session as failed): later tasks are not started.
