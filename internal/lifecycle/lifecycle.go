@@ -327,6 +327,17 @@ func (q *Queue) Wait(ctx context.Context, id string) error {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		delete(q.waiting, id)
+		// A verdict sent under the lock before ctx ended wins: Stop cancels
+		// every task's context right after rejecting the queued ones, and
+		// select picks between two ready cases at random, so without this a
+		// rejected task would sometimes end as merely cancelled.
+		select {
+		case err := <-e.turn:
+			if err != nil {
+				return err
+			}
+		default:
+		}
 		if q.running == id {
 			q.finishLocked()
 		} else {

@@ -339,3 +339,22 @@ func TestBackgroundLane(t *testing.T) {
 		}
 	}
 }
+
+// The door's Stop rejects the queued tasks and then cancels every task's
+// context, so a queued task's Wait sees both at once; the rejection must
+// win every time, or the task ends cancelled with no state recorded.
+func TestStopRejectionWinsOverCancelledContext(t *testing.T) {
+	for i := range 50 {
+		q := New(Policy{Acceptance: AcceptQueue, AfterTask: AfterSleep, QueueDepth: 2}, false)
+		q.Offer("t0")
+		q.Offer("t1")
+		if got := q.Stop(); fmt.Sprint(got) != "[t1]" {
+			t.Fatalf("Stop rejected %v, want [t1]", got)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := q.Wait(ctx, "t1"); !errors.Is(err, ErrRejected) {
+			t.Fatalf("round %d: queued task after Stop and cancel: %v, want ErrRejected", i, err)
+		}
+	}
+}
