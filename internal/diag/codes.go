@@ -167,6 +167,17 @@ const (
 	// the artifact's bytes (tampered payload or signature), or is
 	// malformed. mur's own.
 	RegSignature Code = "E-REG-015"
+	// RegScopeSource: the artifact's scope has no source in config.yaml
+	// where one is needed, or the GitHub repository its source names does
+	// not exist. mur's own.
+	RegScopeSource Code = "E-REG-016"
+	// RegOwner: the GitHub account owning a scope's source is not the one
+	// murmur.lock recorded for that scope (renamed, deleted and
+	// re-registered, or transferred). mur's own.
+	RegOwner Code = "E-REG-017"
+	// RegAsset: a scope source's release for the version holds no
+	// .mur.zip asset for the artifact. mur's own.
+	RegAsset Code = "E-REG-018"
 	// DeployVersion: a dev build of mur has no release to deploy and no
 	// deploy.mur_version or --mur-binary was given.
 	DeployVersion Code = "E-DEPLOY-006"
