@@ -40,6 +40,11 @@ type Pin struct {
 	// Verified records the signature mur install checked when the trust
 	// policy (config.yaml's trusted_keys) demanded one; absent otherwise.
 	Verified *Verified `yaml:"verified,omitempty"`
+	// OwnerID is the numeric GitHub id of the account owning the scope
+	// source the pin was fetched from (absent for a store or registry): an
+	// account renamed, or deleted and its login taken by someone else,
+	// keeps or loses this id whatever its login.
+	OwnerID int64 `yaml:"owner_id,omitempty"`
 }
 
 // Verified is what install established of a pin's signature: the trusted
@@ -90,6 +95,9 @@ func ParseLock(b []byte) (*Lock, error) {
 		}
 		if v := p.Verified; v != nil && (!ValidDigest(v.Key) || !ValidDigest(v.Bundle)) {
 			return nil, fmt.Errorf("%w: artifacts[%d].verified: key and bundle must each be sha256:<64 hex>", ErrLock, i)
+		}
+		if p.OwnerID < 0 {
+			return nil, fmt.Errorf("%w: artifacts[%d].owner_id %d is not a GitHub account id", ErrLock, i, p.OwnerID)
 		}
 		if seen[p.Name] {
 			return nil, fmt.Errorf("%w: %s is pinned twice", ErrLock, p.Name)

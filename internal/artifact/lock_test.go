@@ -18,7 +18,7 @@ func TestLockRoundTrip(t *testing.T) {
 	}
 	l.Upsert(Pin{Name: "z/tool", Version: "1.0.0", Digest: pinA, Origin: OriginOperator})
 	l.Upsert(Pin{Name: "a/tool", Version: "2.0.0", Digest: pinA, Origin: OriginRuntime, From: "global"})
-	l.Upsert(Pin{Name: "z/tool", Version: "1.1.0", Digest: pinA, Origin: OriginOperator})
+	l.Upsert(Pin{Name: "z/tool", Version: "1.1.0", Digest: pinA, Origin: OriginOperator, From: "source:z", OwnerID: 583231})
 	if err := l.Save(p); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestLockRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Artifacts) != 2 || got.Artifacts[0].Name != "a/tool" || got.Artifacts[1].Version != "1.1.0" {
+	if len(got.Artifacts) != 2 || got.Artifacts[0].Name != "a/tool" || got.Artifacts[1].Version != "1.1.0" || got.Artifacts[1].OwnerID != 583231 {
 		t.Fatalf("round trip = %+v", got.Artifacts)
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".*tmp*")); len(left) != 0 {
@@ -43,6 +43,7 @@ func TestParseLockRefuses(t *testing.T) {
 		"bad origin":    "lock_version: 1\nartifacts:\n- {name: a/tool, version: 1.0.0, digest: " + pinA + ", origin: someone}\n",
 		"pinned twice":  "lock_version: 1\nartifacts:\n- {name: a/tool, version: 1.0.0, digest: " + pinA + ", origin: operator}\n- {name: a/tool, version: 1.0.1, digest: " + pinA + ", origin: operator}\n",
 		"slash version": "lock_version: 1\nartifacts:\n- {name: a/tool, version: ../1, digest: " + pinA + ", origin: operator}\n",
+		"bad owner id":  "lock_version: 1\nartifacts:\n- {name: a/tool, version: 1.0.0, digest: " + pinA + ", origin: operator, owner_id: -3}\n",
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,7 +32,49 @@ const FileName = "config.yaml"
 const (
 	SourceProject = "project"
 	SourceGlobal  = "global"
+	// SourceScopes stands for every scope source under sources: (GitHub
+	// repositories releasing a scope's artifacts); by default it comes
+	// last, after every registry.
+	SourceScopes = "sources"
 )
+
+// DefaultGitHubAPI is the GitHub REST API root a scope source uses unless
+// it names another (GitHub Enterprise Server: https://HOST/api/v3).
+const DefaultGitHubAPI = "https://api.github.com"
+
+// DefaultTokenEnv is the environment variable a scope source reads its
+// GitHub token from unless it names another.
+const DefaultTokenEnv = "GITHUB_TOKEN"
+
+// ScopeSource is the GitHub repository whose releases hold a scope's
+// artifacts: release tag <version> or v<version>, asset
+// <name>-<version>.mur.zip.
+type ScopeSource struct {
+	// Repo is owner/name on GitHub.
+	Repo string `yaml:"repo"`
+	// API is the REST API root; "" is DefaultGitHubAPI.
+	API string `yaml:"api_url,omitempty"`
+	// TokenEnv names the environment variable holding a token; "" is
+	// DefaultTokenEnv. An unset or empty variable sends no token.
+	TokenEnv string `yaml:"token_env,omitempty"`
+}
+
+// APIURL is the source's API root with its default applied.
+func (s ScopeSource) APIURL() string {
+	if s.API == "" {
+		return DefaultGitHubAPI
+	}
+	return strings.TrimRight(s.API, "/")
+}
+
+// Token is the token in the source's environment variable ("" for none).
+func (s ScopeSource) Token() string {
+	n := s.TokenEnv
+	if n == "" {
+		n = DefaultTokenEnv
+	}
+	return os.Getenv(n)
+}
 
 // Registry is one OCI registry mur can pull from and publish to.
 type Registry struct {
@@ -65,6 +108,10 @@ type File struct {
 	// artifact of that scope mur install installs. Relative paths are
 	// relative to the config file's directory (Load resolves them).
 	TrustedKeys map[string][]string `yaml:"trusted_keys,omitempty"`
+	// Sources maps an artifact scope to the GitHub repository releasing
+	// its artifacts, tried (as "sources" in the resolution order) for a
+	// version no store or registry holds.
+	Sources map[string]ScopeSource `yaml:"sources,omitempty"`
 }
 
 // Spend is the machine-wide spend block.
@@ -77,6 +124,10 @@ type Spend struct {
 var (
 	credName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 	regName  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	// ghRepo is GitHub's owner/name: an owner is letters, digits and
+	// single hyphens; a repository name letters, digits, '-', '_' and '.'.
+	ghRepo  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // Parse decodes and validates a config file. name is used in messages.
@@ -95,8 +146,8 @@ func Parse(name string, b []byte) (*File, error) {
 
 func (f *File) validate() error {
 	for n, r := range f.Registries {
-		if !regName.MatchString(n) || n == SourceProject || n == SourceGlobal {
-			return fmt.Errorf("%w: registries.%s: a registry name is lowercase letters, digits and '-', and not 'project' or 'global'", ErrConfig, n)
+		if !regName.MatchString(n) || n == SourceProject || n == SourceGlobal || n == SourceScopes {
+			return fmt.Errorf("%w: registries.%s: a registry name is lowercase letters, digits and '-', and not 'project', 'global' or 'sources'", ErrConfig, n)
 		}
 		if !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://") {
 			return fmt.Errorf("%w: registries.%s.url %q must start with https:// or http://", ErrConfig, n, r.URL)
@@ -125,6 +176,20 @@ func (f *File) validate() error {
 			if strings.TrimSpace(k) == "" {
 				return fmt.Errorf("%w: trusted_keys.%s[%d] is empty", ErrConfig, scope, i)
 			}
+		}
+	}
+	for scope, src := range f.Sources {
+		if !regName.MatchString(scope) {
+			return fmt.Errorf("%w: sources.%s: a scope is lowercase letters, digits and '-'", ErrConfig, scope)
+		}
+		if !ghRepo.MatchString(src.Repo) || strings.HasSuffix(src.Repo, "/.") || strings.HasSuffix(src.Repo, "/..") {
+			return fmt.Errorf("%w: sources.%s.repo %q must be a GitHub repository owner/name, such as murmur-nexus/artifacts", ErrConfig, scope, src.Repo)
+		}
+		if src.API != "" && !strings.HasPrefix(src.API, "https://") && !strings.HasPrefix(src.API, "http://") {
+			return fmt.Errorf("%w: sources.%s.api_url %q must start with https:// (or http:// for a loopback server)", ErrConfig, scope, src.API)
+		}
+		if src.TokenEnv != "" && !envName.MatchString(src.TokenEnv) {
+			return fmt.Errorf("%w: sources.%s.token_env %q must be an environment variable's name", ErrConfig, scope, src.TokenEnv)
 		}
 	}
 	if f.Spend != nil && f.Spend.MachineTokensPerDay < 0 {
@@ -230,6 +295,13 @@ func LoadEffective(projectDir string) (*Effective, error) {
 		}
 		e.Registries = regs
 	}
+	if len(p.Sources) > 0 {
+		// Merged by scope, the project's entry winning, as registries are.
+		srcs := map[string]ScopeSource{}
+		maps.Copy(srcs, g.Sources)
+		maps.Copy(srcs, p.Sources)
+		e.Sources = srcs
+	}
 	if len(p.TrustedKeys) > 0 {
 		// Merged by scope, the project's entry winning, as registries are.
 		keys := map[string][]string{}
@@ -248,9 +320,9 @@ func LoadEffective(projectDir string) (*Effective, error) {
 // check refuses a resolution or publish name that names nothing.
 func (e *Effective) check() error {
 	for i, s := range e.Resolution {
-		if s != SourceProject && s != SourceGlobal {
+		if s != SourceProject && s != SourceGlobal && s != SourceScopes {
 			if _, ok := e.Registries[s]; !ok {
-				return fmt.Errorf("%w: resolution[%d]: %q is neither project, global nor a name under registries; add it with `mur config set -g registries.%s.url URL`", ErrConfig, i, s, s)
+				return fmt.Errorf("%w: resolution[%d]: %q is neither project, global, sources nor a name under registries; add it with `mur config set -g registries.%s.url URL`", ErrConfig, i, s, s)
 			}
 		}
 	}
@@ -263,7 +335,8 @@ func (e *Effective) check() error {
 }
 
 // Order is the resolution order in effect: as configured, else project,
-// global, then every registry by name.
+// global, every registry by name, then the scope sources when sources:
+// names any.
 func (e *Effective) Order() []string {
 	if len(e.Resolution) > 0 {
 		return e.Resolution
@@ -274,7 +347,11 @@ func (e *Effective) Order() []string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return append(out, names...)
+	out = append(out, names...)
+	if len(e.Sources) > 0 {
+		out = append(out, SourceScopes)
+	}
+	return out
 }
 
 // PublishTarget is where mur publish writes by default: as configured,
@@ -287,7 +364,8 @@ func (e *Effective) PublishTarget() string {
 }
 
 // Get returns the value at a dotted key (resolution, publish,
-// registries.<name>.<field>, credentials.<NAME>, trusted_keys.<scope>) from the file at path,
+// registries.<name>.<field>, credentials.<NAME>, trusted_keys.<scope>,
+// sources.<scope>.<field>) from the file at path,
 // rendered as the user would type it to set it.
 func Get(path, key string) (string, bool, error) {
 	root, err := loadNode(path)
@@ -369,6 +447,8 @@ func Set(path, key, value string) error {
 	return writeAtomic(path, buf.Bytes())
 }
 
+var sourceFields = map[string]bool{"repo": true, "api_url": true, "token_env": true}
+
 var registryFields = map[string]bool{"url": true, "namespace": true, "username": true, "password": true, "token": true, "plain_http": true}
 
 // checkKey accepts only keys the file defines, so a typo is refused rather
@@ -384,8 +464,10 @@ func checkKey(key string) error {
 		return nil
 	case p[0] == "registries" && len(p) == 3 && regName.MatchString(p[1]) && registryFields[p[2]]:
 		return nil
+	case p[0] == "sources" && len(p) == 3 && regName.MatchString(p[1]) && sourceFields[p[2]]:
+		return nil
 	}
-	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http}, credentials.<NAME>, spend.machine_tokens_per_day and trusted_keys.<scope>", ErrConfig, key)
+	return fmt.Errorf("%w: unknown key %q: keys are resolution, publish, registries.<name>.{url,namespace,username,password,token,plain_http}, credentials.<NAME>, spend.machine_tokens_per_day, trusted_keys.<scope> and sources.<scope>.{repo,api_url,token_env}", ErrConfig, key)
 }
 
 func loadNode(path string) (*yaml.Node, error) {
