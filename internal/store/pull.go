@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/murmur/mur/internal/artifact"
@@ -11,9 +13,9 @@ import (
 // Pull installs one artifact into a running session's project, as
 // manage.pull and the pull-artifact tool do: from the project store, then
 // the global store (what mur install or mur publish already placed on
-// this host), verified like mur install, pinned in murmur.lock with origin
-// runtime. name must be a full name; version a single path segment, or ""
-// for the newest version that fits this mur's WIT level and platform (on a
+// this host), verified like mur install (the trusted_keys in effect for
+// the project included), pinned in murmur.lock with origin runtime. name
+// must be a full name; version a single path segment, or "" for the newest version that fits this mur's WIT level and platform (on a
 // tie the project store wins). A version that does not fit is refused with
 // E-WIT-LEVEL-001 naming the newest that does. check runs on the package
 // before anything is written (the caller's install-entry and role rules).
@@ -48,10 +50,45 @@ func Pull(ctx context.Context, p *Project, global *Layout, name, version string,
 		}
 		return nil
 	}
-	in := &Installer{Project: p, Sources: srcs, Check: chain, Origin: artifact.OriginRuntime}
+	// A session's pull is held to trusted_keys as mur install is.
+	trust, err := TrustFor(p.Dir)
+	if err != nil {
+		return Installed{}, err
+	}
+	in := &Installer{Project: p, Sources: srcs, Check: chain, Origin: artifact.OriginRuntime, Trust: trust}
 	got, err := in.Install(ctx, []artifact.Ref{ref})
 	if err != nil {
 		return Installed{}, err
 	}
 	return got[0], nil
+}
+
+// ErrNotPulled: a removal names an artifact murmur.lock does not pin as
+// pulled by a running session (origin runtime).
+var ErrNotPulled = errors.New("not pulled by a running session")
+
+// Unpull drops the murmur.lock pin of an artifact a running session
+// pulled, as manage.remove and the remove-artifact tool do. A pin of
+// origin operator (mur install's) and a name the lock does not pin are
+// refused with ErrNotPulled and nothing is written. The package stays in
+// the project store: another pull verifies it again.
+func Unpull(p *Project, name string) (artifact.Pin, error) {
+	unlock, err := p.lock()
+	if err != nil {
+		return artifact.Pin{}, err
+	}
+	defer unlock()
+	lock, err := artifact.LoadLock(p.LockPath())
+	if err != nil {
+		return artifact.Pin{}, err
+	}
+	pin, ok := lock.Find(name)
+	switch {
+	case !ok:
+		return pin, fmt.Errorf("%w: murmur.lock pins no %s", ErrNotPulled, name)
+	case pin.Origin != artifact.OriginRuntime:
+		return pin, fmt.Errorf("%w: murmur.lock pins %s@%s with origin %s (mur install's); a session removes only what it pulled", ErrNotPulled, name, pin.Version, pin.Origin)
+	}
+	lock.Artifacts = slices.DeleteFunc(lock.Artifacts, func(q artifact.Pin) bool { return q.Name == name })
+	return pin, lock.Save(p.LockPath())
 }

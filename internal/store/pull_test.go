@@ -44,3 +44,39 @@ func TestPull(t *testing.T) {
 	}
 	sameTree(t, before, snapshot(t, proj.Dir))
 }
+
+// Unpull drops only a pin a session pulled: an operator pin and an
+// unpinned name are refused, writing nothing.
+func TestUnpull(t *testing.T) {
+	ctx := context.Background()
+	proj := ProjectAt(t.TempDir())
+	global := NewLayout("global", t.TempDir())
+	for _, n := range []string{"ana/tool", "ana/other"} {
+		b, m := pkg(t, n, "1.0.0")
+		global.Put(ctx, ref(n+"@1.0.0"), m, b)
+	}
+	if _, err := Pull(ctx, proj, global, "ana/tool", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	in := &Installer{Project: proj, Sources: []Source{global}}
+	if _, err := in.Install(ctx, []artifact.Ref{ref("ana/other@1.0.0")}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, proj.Dir)
+	for _, n := range []string{"ana/other", "ana/none"} {
+		if _, err := Unpull(proj, n); !errors.Is(err, ErrNotPulled) {
+			t.Errorf("Unpull(%s) = %v, want ErrNotPulled", n, err)
+		}
+	}
+	sameTree(t, before, snapshot(t, proj.Dir))
+	if pin, err := Unpull(proj, "ana/tool"); err != nil || pin.Version != "1.0.0" {
+		t.Fatalf("Unpull = %+v, %v", pin, err)
+	}
+	lock, _ := artifact.LoadLock(proj.LockPath())
+	if _, ok := lock.Find("ana/tool"); ok {
+		t.Fatal("the pulled pin is still in murmur.lock")
+	}
+	if _, ok := lock.Find("ana/other"); !ok {
+		t.Fatal("the operator pin was dropped")
+	}
+}
