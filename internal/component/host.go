@@ -108,6 +108,11 @@ type Host struct {
 // did not grant it or the context cannot serve it.
 var ErrNotAvailable = errors.New("not available in this context")
 
+// ErrLifecycleImport is a call to a function of an imported
+// murmur:hook/lifecycle: a hook exports that interface; the host only
+// links its functions (see defineHost) and never serves them.
+var ErrLifecycleImport = errors.New("murmur:hook/lifecycle is exported by hooks; the host does not serve its functions as imports")
+
 // storeData is every store's data: the WASI context and the murmur host.
 type storeData struct {
 	wasi *wasi.Ctx
@@ -246,6 +251,18 @@ func defineHost(l *cm.Linker) {
 		r, err := h.Shell.Run(c.Context(), a[0].Str(), args, env)
 		return okOrErr(r, err), nil
 	})
+
+	// componentize-js keeps an imported interface whole, so a JS guest
+	// importing murmur:runtime/inference imports every function of
+	// murmur:hook/lifecycle, whose message record that interface uses.
+	// Each is linked so the component instantiates, and traps if called:
+	// a guest gets nothing from them, as when they were not linked.
+	for _, hd := range HookHandlers {
+		fn := hd.Name
+		l.Func(at(IfaceLifecycle), fn, func(*cm.Caller, []cm.Val) (cm.Val, error) {
+			return cm.Val{}, fmt.Errorf("%s#%s: %w", IfaceLifecycle, fn, ErrLifecycleImport)
+		})
+	}
 
 	l.Func(at(IfaceTaskIO), "current", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
 		h := hostOf(c)

@@ -41,3 +41,25 @@ func TestRunInferenceNotServed(t *testing.T) {
 		t.Errorf("served: %q", got)
 	}
 }
+
+// TestLifecycleImportTraps: a component importing every function of
+// murmur:hook/lifecycle@0.5.0 (a JS guest that calls run-inference does:
+// componentize-js keeps that interface whole) instantiates, and a call
+// to one of them traps naming it and saying the host does not serve it.
+func TestLifecycleImportTraps(t *testing.T) {
+	r := newRuntime(t)
+	c := compileFixture(t, r, "lifecycle-import.wat")
+	inst, err := r.Instantiate(context.Background(), c, Options{Name: "test/js-guest", Host: &Host{Inference: fixedInference{"hi"}}})
+	if err != nil {
+		t.Fatalf("a component importing murmur:hook/lifecycle does not instantiate: %v", err)
+	}
+	defer inst.Close()
+	f, err := inst.inst.Func("probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Call(context.Background())
+	if err == nil || !strings.Contains(err.Error(), IfaceLifecycle+"#on-compaction") || !strings.Contains(err.Error(), ErrLifecycleImport.Error()) {
+		t.Fatalf("calling an imported lifecycle function: %v", err)
+	}
+}

@@ -28,11 +28,11 @@ var errMissingFunc = errors.New("interface lacks the function")
 
 // TypeInterfaces are interfaces a component imports only for their
 // types, when its world uses their records; they are served empty. An
-// ACT component built from act:tools-sync imports all three act ones; a
-// tool component calling run-inference imports murmur:hook/lifecycle
-// for the message record murmur:runtime/inference uses (a hook exports
-// that interface instead, and imports nothing of it).
-var TypeInterfaces = []string{"act:core/types@0.4.0", "act:tools/types@0.2.0", "act:sessions/types@0.2.0", IfaceLifecycle}
+// ACT component built from act:tools-sync imports all three. (A Go tool
+// calling run-inference imports murmur:hook/lifecycle for the message
+// record murmur:runtime/inference uses; defineHost links that interface,
+// its functions as traps for JS guests, which import them all.)
+var TypeInterfaces = []string{"act:core/types@0.4.0", "act:tools/types@0.2.0", "act:sessions/types@0.2.0"}
 
 // Runtime is one engine with one linker that serves WASI and every murmur
 // host import. It is safe for concurrent use; each instance gets its own
