@@ -128,6 +128,7 @@ var Catalogue = []Entry{
 	{Code: RunConversationRecord, Title: "conversation record cannot be read or written", Decided: "at launch (mur run --context, --resume) and as a task opens its context's record"},
 	{Code: RunReplayCapture, Title: "session recorded below trace.capture: content", Decided: "by mur replay: reads the session's trace.jsonl"},
 	{Code: RunReplayRecords, Title: "session cannot be replayed as recorded", Decided: "by mur replay: reads the session's trace.jsonl and blobs/"},
+	{Code: RunInstall, Title: "pull or removal refused in a running session", Decided: "while the session runs: a pull or removal checks capabilities.install, the stores and murmur.lock"},
 	{Code: SpendMeter, Title: "machine spend meter file is damaged", Decided: "whenever a run admits or settles a call under spend.machine_tokens_per_day"},
 	{Code: WITLevel, Title: "interface version not served by this WIT level", Decided: "at launch or pull: inspects the component's exports"},
 	{Code: RosterQueue, Title: "roster member's queue smaller than its callers", Decided: "by mur run --roster: needs the roster"},

@@ -259,6 +259,14 @@ const (
 	// another capsule, or its driver speaks a wire replay does not serve.
 	// mur's own.
 	RunReplayRecords Code = "E-RUN-904"
+	// RunInstall: a running session's pull or removal (the pull-artifact
+	// and remove-artifact tools, manage.pull and manage.remove) is
+	// refused: a name or version not of the form a pull takes, an
+	// artifact capabilities.install does not admit for its kind, a driver
+	// or hook, a role its payload does not match, one the capsule
+	// declares or did not pull, or a tool name already in the session.
+	// Nothing is installed, removed or pinned. mur's own.
+	RunInstall Code = "E-RUN-905"
 	// SpendMeter: the machine spend meter's file (spend.machine_tokens_per_day)
 	// is damaged; it is refused rather than read as 0 used. mur's own.
 	SpendMeter Code = "E-SPEND-001"
