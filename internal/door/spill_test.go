@@ -21,11 +21,15 @@ func TestEndedTasksLeaveTheHeap(t *testing.T) {
 	}
 	s := f.door.store
 	s.mu.Lock()
-	st := s.tasks[ended.ID]
-	inMemory, spilled := st.body != nil, st.n
+	_, inMemory := s.tasks[ended.ID]
+	at, indexed := s.gone.find(ended.ID, s.spilledID)
+	spilled := int32(0)
+	if indexed {
+		spilled = s.gone.tasks[at].n
+	}
 	s.mu.Unlock()
 	if inMemory || spilled == 0 {
-		t.Fatalf("ended task: body in memory %v, %d bytes spilled; want it all in the spill file", inMemory, spilled)
+		t.Fatalf("ended task: whole in memory %v, %d bytes spilled; want it all in the spill file", inMemory, spilled)
 	}
 	got, err := c.GetTask(context.Background(), &a2a.GetTaskRequest{ID: ended.ID})
 	if err != nil {

@@ -52,62 +52,112 @@ type store struct {
 	// hold every task it ever ran.
 	keep  int
 	ended int
-	// spill, when set, holds ended tasks' bodies off the heap.
+	// spill, when set, holds ended tasks off the heap: each one leaves
+	// tasks for a record in gone, which keeps only what finding and
+	// filtering it needs.
 	spill *spill
+	gone  endedIndex
 }
 
 type stored struct {
 	seq     int64
 	owner   string
 	version taskstore.TaskVersion
-	updated time.Time
 	body    []byte // the task as JSON: every reader gets its own copy
-	// off and n locate the body in the spill file instead; n is 0 while
-	// body holds it.
-	off     int64
-	n       int
 	state   a2a.TaskState
 	context string
 	stamp   *time.Time
 }
 
-func newStore(keep int) *store { return &store{tasks: map[a2a.TaskID]*stored{}, keep: keep} }
+func newStore(keep int) *store {
+	return &store{tasks: map[a2a.TaskID]*stored{}, keep: keep, gone: newEndedIndex()}
+}
 
-// setBody makes body st's task; st.state is already the task's. An ended
-// task's body goes to the spill file when the store has one. s.mu is held.
-func (s *store) setBody(st *stored, body []byte) {
-	if st.n > 0 {
-		s.spill.drop(st.n)
-		st.n = 0
-	}
-	st.body = body
+// spillEnded moves the ended task id from tasks to the spill file and the
+// ended index. Without a spill file, or when writing fails, the task stays
+// whole in tasks: a full disk costs memory, never the task. s.mu is held.
+func (s *store) spillEnded(id a2a.TaskID, st *stored) {
 	if s.spill == nil || !st.state.Terminal() {
 		return
 	}
-	off, err := s.spill.put(body)
+	rec := spillRecord(id, st.context, st.body)
+	if !s.gone.fits(st, len(rec)) {
+		return
+	}
+	off, err := s.spill.put(rec)
 	if err != nil {
-		return // a full disk costs memory, never the task
+		return
 	}
-	st.body, st.off, st.n = nil, off, len(body)
-}
-
-// bodyOf returns st's task as JSON. s.mu is held.
-func (s *store) bodyOf(st *stored) ([]byte, error) {
-	if st.n == 0 {
-		return st.body, nil
-	}
-	return s.spill.get(st.off, st.n)
-}
-
-// forget drops the task id. s.mu is held.
-func (s *store) forget(id a2a.TaskID) {
-	if st := s.tasks[id]; st != nil && st.n > 0 {
-		s.spill.drop(st.n)
-	}
+	s.gone.add(id, st, off, int32(len(rec)))
 	delete(s.tasks, id)
 }
 
-// compactSpill rewrites the spill file with only the bodies still kept,
+// find returns the live or unspilled task id, or where an ended one lies
+// in the ended index. s.mu is held.
+func (s *store) find(id a2a.TaskID) (st *stored, at int, ok bool) {
+	if st, ok := s.tasks[id]; ok {
+		return st, -1, true
+	}
+	if at, ok := s.gone.find(id, s.spilledID); ok {
+		return nil, at, true
+	}
+	return nil, -1, false
+}
+
+// spilledID reads the id of the spilled record e. s.mu is held.
+func (s *store) spilledID(e *endedTask) (a2a.TaskID, error) {
+	id, _, _, err := s.readSpilled(e)
+	return id, err
+}
+
+// readSpilled reads the ended task e from the spill file. s.mu is held.
+func (s *store) readSpilled(e *endedTask) (id a2a.TaskID, contextID string, body []byte, err error) {
+	rec, err := s.spill.get(e.off, int(e.n))
+	if err != nil {
+		return "", "", nil, err
+	}
+	return parseSpillRecord(rec)
+}
+
+// unspill brings the ended task at gone[at] back into tasks whole, for an
+// update. s.mu is held.
+func (s *store) unspill(at int) (*stored, a2a.TaskID, error) {
+	e := &s.gone.tasks[at]
+	id, contextID, body, err := s.readSpilled(e)
+	if err != nil {
+		return nil, "", err
+	}
+	st := &stored{seq: e.seq, owner: s.gone.owners[e.owner], version: e.version, body: body,
+		state: s.gone.state(e), context: contextID, stamp: e.timestamp()}
+	s.spill.drop(int(e.n))
+	s.gone.remove(at)
+	s.tasks[id] = st
+	return st, id, nil
+}
+
+// forgetOldest drops the ended task created first, spilled or not. s.mu
+// is held.
+func (s *store) forgetOldest() bool {
+	var oldest *stored
+	var oldestID a2a.TaskID
+	for id, st := range s.tasks {
+		if st.state.Terminal() && (oldest == nil || st.seq < oldest.seq) {
+			oldest, oldestID = st, id
+		}
+	}
+	if len(s.gone.tasks) > 0 && (oldest == nil || s.gone.tasks[0].seq < oldest.seq) {
+		s.spill.drop(int(s.gone.tasks[0].n))
+		s.gone.remove(0)
+		return true
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(s.tasks, oldestID)
+	return true
+}
+
+// compactSpill rewrites the spill file with only the records still kept,
 // once most of it is dead. A failure leaves the old file in use. s.mu is
 // held.
 func (s *store) compactSpill() {
@@ -118,22 +168,20 @@ func (s *store) compactSpill() {
 	if err != nil {
 		return
 	}
-	offs := make(map[*stored]int64, s.ended)
-	for _, st := range s.tasks {
-		if st.n == 0 {
-			continue
-		}
-		b, err := s.spill.get(st.off, st.n)
+	offs := make([]int64, len(s.gone.tasks))
+	for i := range s.gone.tasks {
+		e := &s.gone.tasks[i]
+		b, err := s.spill.get(e.off, int(e.n))
 		if err == nil {
-			offs[st], err = next.put(b)
+			offs[i], err = next.put(b)
 		}
 		if err != nil {
 			_ = next.close()
 			return
 		}
 	}
-	for st, off := range offs {
-		st.off = off
+	for i, off := range offs {
+		s.gone.tasks[i].off = off
 	}
 	_ = s.spill.close()
 	s.spill = next
@@ -148,25 +196,19 @@ func (s *store) close() error {
 	return s.spill.close()
 }
 
-// settle counts a task that just reached a terminal state and forgets the
-// oldest ended tasks beyond keep. s.mu is held.
-func (s *store) settle(was, now a2a.TaskState) {
-	if was.Terminal() || !now.Terminal() {
-		return
+// settle counts the task id, which moved from state was to its current
+// one, spills it if it just ended, and forgets the oldest ended tasks
+// beyond keep. s.mu is held.
+func (s *store) settle(id a2a.TaskID, st *stored, was a2a.TaskState) {
+	now := st.state
+	switch {
+	case was.Terminal() && !now.Terminal():
+		s.ended--
+	case !was.Terminal() && now.Terminal():
+		s.ended++
 	}
-	s.ended++
-	for s.keep > 0 && s.ended > s.keep {
-		var oldest *stored
-		var oldestID a2a.TaskID
-		for id, st := range s.tasks {
-			if st.state.Terminal() && (oldest == nil || st.seq < oldest.seq) {
-				oldest, oldestID = st, id
-			}
-		}
-		if oldest == nil {
-			return
-		}
-		s.forget(oldestID)
+	s.spillEnded(id, st)
+	for s.keep > 0 && s.ended > s.keep && s.forgetOldest() {
 		s.ended--
 	}
 	s.compactSpill()
@@ -174,9 +216,9 @@ func (s *store) settle(was, now a2a.TaskState) {
 
 var _ taskstore.Store = (*store)(nil)
 
-func visible(ctx context.Context, s *stored) bool {
+func visible(ctx context.Context, owner string) bool {
 	c, ok := callerFrom(ctx)
-	return !ok || c.seesAll || c.name == s.owner
+	return !ok || c.seesAll || c.name == owner
 }
 
 func (s *store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
@@ -187,15 +229,15 @@ func (s *store) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersi
 	c, _ := callerFrom(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.tasks[task.ID]; ok {
+	if _, _, ok := s.find(task.ID); ok {
 		return 0, taskstore.ErrTaskAlreadyExists
 	}
 	s.seq++
-	st := &stored{seq: s.seq, owner: c.name, version: 1, updated: time.Now(),
+	st := &stored{seq: s.seq, owner: c.name, version: 1,
 		state: task.Status.State, context: task.ContextID, stamp: task.Status.Timestamp}
-	s.setBody(st, body)
+	st.body = body
 	s.tasks[task.ID] = st
-	s.settle(a2a.TaskStateUnspecified, task.Status.State)
+	s.settle(task.ID, st, a2a.TaskStateUnspecified)
 	return 1, nil
 }
 
@@ -206,8 +248,20 @@ func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, ok := s.tasks[req.Task.ID]
-	if !ok || !visible(ctx, st) {
+	st, at, ok := s.find(req.Task.ID)
+	if ok && st == nil {
+		owner, version := s.gone.owners[s.gone.tasks[at].owner], s.gone.tasks[at].version
+		if !visible(ctx, owner) {
+			return 0, a2a.ErrTaskNotFound
+		}
+		if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != version {
+			return 0, taskstore.ErrConcurrentModification
+		}
+		if st, _, err = s.unspill(at); err != nil {
+			return 0, err
+		}
+	}
+	if !ok || !visible(ctx, st.owner) {
 		return 0, a2a.ErrTaskNotFound
 	}
 	if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != st.version {
@@ -215,10 +269,9 @@ func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 	}
 	st.version++
 	was := st.state
-	st.updated = time.Now()
 	st.state, st.context, st.stamp = req.Task.Status.State, req.Task.ContextID, req.Task.Status.Timestamp
-	s.setBody(st, body)
-	s.settle(was, st.state)
+	st.body = body
+	s.settle(req.Task.ID, st, was)
 	return st.version, nil
 }
 
@@ -229,12 +282,12 @@ func (s *store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus, meta map[string]any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, ok := s.tasks[id]
+	st, _, ok := s.find(id)
 	if !ok {
 		return a2a.ErrTaskNotFound
 	}
-	if st.state.Terminal() {
-		return nil
+	if st == nil || st.state.Terminal() {
+		return nil // only ended tasks leave tasks
 	}
 	var t a2a.Task
 	if err := json.Unmarshal(st.body, &t); err != nil {
@@ -259,22 +312,30 @@ func (s *store) setStatus(id a2a.TaskID, status a2a.TaskStatus, meta map[string]
 	}
 	st.version++
 	was := st.state
-	st.updated, st.state, st.stamp = time.Now(), status.State, status.Timestamp
-	s.setBody(st, body)
-	s.settle(was, st.state)
+	st.state, st.stamp = status.State, status.Timestamp
+	st.body = body
+	s.settle(id, st, was)
 	return nil
 }
 
 func (s *store) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
 	s.mu.Lock()
-	st, ok := s.tasks[id]
-	if !ok || !visible(ctx, st) {
-		s.mu.Unlock()
+	st, at, ok := s.find(id)
+	var body []byte
+	var version taskstore.TaskVersion
+	var owner string
+	var err error
+	if st != nil {
+		body, version, owner = st.body, st.version, st.owner
+	} else if ok {
+		e := &s.gone.tasks[at]
+		version, owner = e.version, s.gone.owners[e.owner]
+		_, _, body, err = s.readSpilled(e)
+	}
+	s.mu.Unlock()
+	if !ok || !visible(ctx, owner) {
 		return nil, a2a.ErrTaskNotFound
 	}
-	body, err := s.bodyOf(st)
-	version, owner := st.version, st.owner
-	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -312,29 +373,51 @@ func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 		}
 		after = n
 	}
+	// A hit is a live or unspilled task (st) or a spilled one (gone's
+	// record at).
 	type hit struct {
 		seq int64
 		st  *stored
+		at  int
 	}
 	var hits []hit
 	total := 0
-	s.mu.Lock()
-	for _, st := range s.tasks {
-		if !visible(ctx, st) {
-			continue
-		}
-		if req.ContextID != "" && st.context != req.ContextID {
-			continue
-		}
-		if req.Status != a2a.TaskStateUnspecified && st.state != req.Status {
-			continue
-		}
-		if req.StatusTimestampAfter != nil && (st.stamp == nil || st.stamp.Before(*req.StatusTimestampAfter)) {
-			continue
+	match := func(seq int64, owner, contextID string, state a2a.TaskState, stamp *time.Time) bool {
+		if !visible(ctx, owner) || (req.ContextID != "" && contextID != req.ContextID) ||
+			(req.Status != a2a.TaskStateUnspecified && state != req.Status) ||
+			(req.StatusTimestampAfter != nil && (stamp == nil || stamp.Before(*req.StatusTimestampAfter))) {
+			return false
 		}
 		total++
-		if after < 0 || st.seq < after {
-			hits = append(hits, hit{st.seq, st})
+		return after < 0 || seq < after
+	}
+	s.mu.Lock()
+	for _, st := range s.tasks {
+		if match(st.seq, st.owner, st.context, st.state, st.stamp) {
+			hits = append(hits, hit{st.seq, st, -1})
+		}
+	}
+	var wantContext uint64
+	if req.ContextID != "" {
+		wantContext = s.gone.hash(req.ContextID)
+	}
+	for at := range s.gone.tasks {
+		e := &s.gone.tasks[at]
+		contextID := ""
+		if req.ContextID != "" {
+			if e.context != wantContext {
+				continue
+			}
+			// The hash matched: the record says whether the id does.
+			_, c, _, err := s.readSpilled(e)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			contextID = c
+		}
+		if match(e.seq, s.gone.owners[e.owner], contextID, s.gone.state(e), e.timestamp()) {
+			hits = append(hits, hit{e.seq, nil, at})
 		}
 	}
 	// Newest first; only the page's bodies are read.
@@ -346,7 +429,11 @@ func (s *store) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListT
 	}
 	bodies := make([][]byte, len(hits))
 	for i, h := range hits {
-		b, err := s.bodyOf(h.st)
+		if h.st != nil {
+			bodies[i] = h.st.body
+			continue
+		}
+		_, _, b, err := s.readSpilled(&s.gone.tasks[h.at])
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
