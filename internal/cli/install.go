@@ -109,7 +109,7 @@ that exist; an unknown name with the closest one held (E-REG-001).
 				fmt.Fprintln(env.Stdout, "nothing to install")
 				return nil
 			}
-			trust, err := trustPolicy(open)
+			trust, err := open.Trust()
 			if err != nil {
 				return reportErr(env, err)
 			}
@@ -175,7 +175,7 @@ func installGlobal(env *Env, args []string, registry string, allPlatforms, asJSO
 	if err != nil {
 		return err
 	}
-	trust, err := trustPolicy(open)
+	trust, err := open.Trust()
 	if err != nil {
 		return reportErr(env, err)
 	}

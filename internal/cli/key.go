@@ -55,14 +55,6 @@ sha256 of its public key, which signatures and murmur.lock name.`,
 	return cmd
 }
 
-// trustPolicy is config.yaml's trusted_keys, every key read.
-func trustPolicy(open *store.Open) (*sign.Policy, error) {
-	if len(open.Config.TrustedKeys) == 0 {
-		return nil, nil
-	}
-	return sign.NewPolicy(open.Config.TrustedKeys, open.Config.TrustedKeysFrom)
-}
-
 // signPublished signs the published package's digest with the key at
 // keyPath and attaches the bundle to ref in target.
 func signPublished(env *Env, target store.Source, ref artifact.Ref, digest, keyPath string) (string, error) {

@@ -141,6 +141,7 @@ func (p *Project) ResolveEach(ctx context.Context, entries []Entry) (*Resolution
 	res := &Resolution{byName: map[string]*Resolved{}}
 	errs := make([]error, len(entries))
 	lock, err := artifact.LoadLock(p.LockPath())
+	trust := &launchTrust{dir: p.Dir}
 	for i, e := range entries {
 		var r *Resolved
 		switch {
@@ -150,6 +151,12 @@ func (p *Project) ResolveEach(ctx context.Context, entries []Entry) (*Resolution
 			errs[i] = err
 		default:
 			r, errs[i] = p.resolveStored(ctx, lock, e)
+			if errs[i] == nil {
+				// Nothing whose recorded signature fails is staged.
+				if errs[i] = p.reverifyEntry(lock, e, trust); errs[i] != nil {
+					r = nil
+				}
+			}
 		}
 		if r != nil {
 			res.byName[e.Name] = r

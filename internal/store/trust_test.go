@@ -1,0 +1,190 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/murmur/mur/internal/artifact"
+	"github.com/murmur/mur/internal/diag"
+	"github.com/murmur/mur/internal/sign"
+)
+
+// trustHome points ~ at a fresh directory and returns ana's and bob's key
+// pairs (made there) and a function that writes ~/.murmur/config.yaml
+// trusting the given public keys for scope ana (none: no trusted_keys).
+func trustHome(t *testing.T) (ana, bob *sign.PrivateKey, anaPub, bobPub string, trust func(pubs ...string)) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(home, ".murmur", "keys")
+	load := func(name string) (*sign.PrivateKey, string) {
+		priv, pub, _, err := sign.Generate(dir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := sign.LoadPrivate(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, pub
+	}
+	ana, anaPub = load("ana")
+	bob, bobPub = load("bob")
+	trust = func(pubs ...string) {
+		t.Helper()
+		y := "resolution: [project, global]\n"
+		if len(pubs) > 0 {
+			y += "trusted_keys:\n  ana:\n"
+			for _, p := range pubs {
+				y += fmt.Sprintf("    - %s\n", p)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(home, ".murmur", "config.yaml"), []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ana, bob, anaPub, bobPub, trust
+}
+
+func wantCode(t *testing.T, err error, code diag.Code) diag.Diagnostic {
+	t.Helper()
+	var d diag.Diagnostic
+	if !errors.As(err, &d) || d.Code != code {
+		t.Fatalf("got %v, want %s", err, code)
+	}
+	return d
+}
+
+// A session's pull (store.Pull) applies trusted_keys as mur install does:
+// signed by a trusted key it is pinned with its verification; unsigned,
+// untrusted and forged artifacts are refused with their codes, writing
+// nothing; a scope with no entry pulls unsigned.
+func TestPullAppliesTrustedKeys(t *testing.T) {
+	ctx := context.Background()
+	ana, bob, anaPub, _, trust := trustHome(t)
+	trust(anaPub)
+	global := GlobalStore(t.TempDir())
+	signedSource(t, global, ana, bob)
+	proj := ProjectAt(t.TempDir())
+
+	got, err := Pull(ctx, proj, global, "ana/tool", "", nil)
+	if err != nil {
+		t.Fatalf("pull of a signed artifact: %v", err)
+	}
+	lock, _ := artifact.LoadLock(proj.LockPath())
+	if pin, _ := lock.Find("ana/tool"); pin.Origin != artifact.OriginRuntime || pin.Verified == nil || pin.Verified.Key != ana.ID || pin.Digest != got.Digest {
+		t.Fatalf("pin = %+v (verified %+v), want origin runtime and ana's key", pin, pin.Verified)
+	}
+	for _, c := range []struct {
+		name string
+		code diag.Code
+	}{{"ana/plain", diag.RegUnsigned}, {"ana/other", diag.RegUntrusted}, {"ana/forged", diag.RegSignature}} {
+		before := snapshot(t, proj.Dir)
+		_, err := Pull(ctx, proj, global, c.name, "1.0.0", nil)
+		if d := wantCode(t, err, c.code); d.Field != "trusted_keys.ana" {
+			t.Fatalf("%s: refusal names %q, want trusted_keys.ana", c.name, d.Field)
+		}
+		sameTree(t, before, snapshot(t, proj.Dir))
+	}
+	if _, err := Pull(ctx, proj, global, "bob/free", "1.0.0", nil); err != nil {
+		t.Fatalf("a scope trusted_keys does not name pulls unsigned: %v", err)
+	}
+}
+
+// A launch re-verifies what murmur.lock says install verified: the kept
+// bundle must still sign the staged digest with a key trusted_keys trusts
+// today. Each refusal leaves the entry unstaged; restoring the trust
+// stages it again. The stamp that spares a launch re-reading the package
+// does not spare it the signature check.
+func TestLaunchReverifiesSignature(t *testing.T) {
+	ctx := context.Background()
+	ana, bob, anaPub, bobPub, trust := trustHome(t)
+	trust(anaPub)
+	src := GlobalStore(t.TempDir())
+	signedSource(t, src, ana, bob)
+	proj := ProjectAt(t.TempDir())
+	policy, err := TrustFor(proj.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Installer{Project: proj, Sources: []Source{proj.Store, src}, Check: InstallChecker, Trust: policy}
+	if _, err := in.Install(ctx, []artifact.Ref{ref("ana/tool@1.0.0"), ref("bob/free@1.0.0")}); err != nil {
+		t.Fatal(err)
+	}
+	lock, _ := artifact.LoadLock(proj.LockPath())
+	pin, _ := lock.Find("ana/tool")
+	entries := []Entry{{Name: "ana/tool", Version: "1.0.0", Role: "tool"}, {Name: "bob/free", Version: "1.0.0", Role: "tool"}}
+	stage := func() (*Resolution, []error) {
+		t.Helper()
+		res, errs := proj.ResolveEach(ctx, entries)
+		if errs[1] != nil {
+			t.Fatalf("an unsigned pin of an unnamed scope: %v", errs[1])
+		}
+		return res, errs
+	}
+	ok := func() {
+		t.Helper()
+		if res, errs := stage(); errs[0] != nil || len(res.List) != 2 {
+			t.Fatalf("launch of a verified pin: %v", errs[0])
+		}
+	}
+	refused := func(code diag.Code) diag.Diagnostic {
+		t.Helper()
+		res, errs := stage()
+		if _, staged := res.byName["ana/tool"]; staged {
+			t.Fatal("an entry whose signature failed was staged")
+		}
+		return wantCode(t, errs[0], code)
+	}
+	ok()
+	ok() // from the stamp the first launch wrote
+
+	trust(bobPub)
+	if d := refused(diag.RegUntrusted); d.Field != "trusted_keys.ana" {
+		t.Fatalf("refusal names %q", d.Field)
+	}
+	trust()
+	refused(diag.RegUntrusted)
+	trust(bobPub, anaPub)
+	ok()
+
+	bundle, err := proj.Store.blobPath(pin.Verified.Bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bundle changed on disk: another of ana's signatures (of the forged
+	// bytes) in its place.
+	other, err := sign.Sign(ana, "sha256:"+fmt.Sprintf("%064x", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{other, orig[:len(orig)-1]} {
+		if err := os.WriteFile(bundle, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		refused(diag.RegSignature)
+	}
+	os.Remove(bundle)
+	refused(diag.RegSignature)
+	if err := os.WriteFile(bundle, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok()
+
+	// A package blob changed on disk is refused before its signature is
+	// looked at (its bytes no longer hash to the pin).
+	blob, _ := proj.Store.blobPath(pin.Digest)
+	data, _ := os.ReadFile(blob)
+	os.WriteFile(blob, append(data, 0), 0o644)
+	if _, errs := stage(); errs[0] == nil {
+		t.Fatal("a tampered package blob staged")
+	}
+}
