@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/door"
+	"github.com/murmur/mur/internal/doorclient"
 )
 
 func init() { register(newPsCmd) }
@@ -96,12 +94,12 @@ func probe(ctx context.Context, r door.Running) psEntry {
 		if token != "" {
 			params["pageToken"] = token
 		}
-		if err := doorCall(ctx, r.URL, r.Token, "ListTasks", params, &page); err != nil {
+		if err := doorclient.Call(ctx, r.URL, r.Token, "ListTasks", params, &page); err != nil {
 			e.State, e.Error = "unreachable", err.Error()
 			return e
 		}
 		for _, t := range page.Tasks {
-			e.Tasks[stateWord(t.Status.State)]++
+			e.Tasks[doorclient.StateWord(t.Status.State)]++
 		}
 		if page.NextPageToken == "" || len(page.Tasks) == 0 {
 			break
@@ -117,12 +115,6 @@ func probe(ctx context.Context, r door.Running) psEntry {
 		e.State = "idle"
 	}
 	return e
-}
-
-// stateWord spells an A2A task state as spec 000 does: TASK_STATE_INPUT_REQUIRED
-// is input-required.
-func stateWord(s a2a.TaskState) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
 }
 
 // taskSummary is "1 working, 2 completed", or "-" for none.
@@ -174,70 +166,4 @@ func resolveDoor(arg, token string) (doorTarget, error) {
 		return doorTarget{url: arg, token: token}, nil
 	}
 	return doorTarget{}, fmt.Errorf("no session %q is running on this machine (mur ps lists them); give its door URL to reach one elsewhere", arg)
-}
-
-// rpcError is a JSON-RPC error the door answered.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *rpcError) Error() string { return fmt.Sprintf("the door answered %d: %s", e.Code, e.Message) }
-
-type rpcReply struct {
-	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
-}
-
-// doorRequest builds an A2A 1.0 JSON-RPC call.
-func doorRequest(ctx context.Context, url, token, method string, params any) (*http.Request, error) {
-	if params == nil {
-		params = map[string]any{}
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(url, "/")+"/", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return req, nil
-}
-
-// doorCall makes one unary call and decodes its result into out.
-func doorCall(ctx context.Context, url, token, method string, params, out any) error {
-	req, err := doorRequest(ctx, url, token, method, params)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return decodeReply(resp, out)
-}
-
-func decodeReply(resp *http.Response, out any) error {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	var reply rpcReply
-	if err := json.Unmarshal(data, &reply); err != nil {
-		return fmt.Errorf("the door answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(data)))
-	}
-	if reply.Error != nil {
-		return reply.Error
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(reply.Result, out)
 }

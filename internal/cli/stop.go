@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/murmur/mur/internal/door"
+	"github.com/murmur/mur/internal/doorclient"
 )
 
 func init() { register(newStopCmd) }
@@ -43,7 +44,7 @@ answer, or the session had not closed within --wait.`,
 				return &ExitError{Code: ExitFailed, Err: err}
 			}
 			var res door.Residue
-			if err := doorCall(env.Ctx, t.url, t.token, door.MethodStopSession, nil, &res); err != nil {
+			if err := doorclient.Call(env.Ctx, t.url, t.token, door.MethodStopSession, nil, &res); err != nil {
 				return &ExitError{Code: ExitFailed, Err: fmt.Errorf("%s: %w", t.url, err)}
 			}
 			if asJSON {

@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
 
 	"github.com/murmur/mur/internal/door"
+	"github.com/murmur/mur/internal/doorclient"
 )
 
 func init() { register(newWatchCmd) }
@@ -56,7 +52,7 @@ the watch only, never the session (exit 0 either way).`,
 // watchDoor streams until the door ends the stream (the session ended) or
 // the command's context ends (Ctrl-C); neither is an error.
 func watchDoor(env *Env, t doorTarget, asJSON bool) error {
-	req, err := doorRequest(env.Ctx, t.url, t.token, door.MethodWatchSession, nil)
+	req, err := doorclient.Request(env.Ctx, t.url, t.token, door.MethodWatchSession, nil)
 	if err != nil {
 		return err
 	}
@@ -70,7 +66,7 @@ func watchDoor(env *Env, t doorTarget, asJSON bool) error {
 	}
 	defer resp.Body.Close()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		if err := decodeReply(resp, nil); err != nil {
+		if err := doorclient.DecodeReply(resp, nil); err != nil {
 			return err
 		}
 		return fmt.Errorf("the door at %s answered murmur.WatchSession without a stream", t.url)
@@ -80,7 +76,7 @@ func watchDoor(env *Env, t doorTarget, asJSON bool) error {
 		name = t.url
 	}
 	fmt.Fprintf(env.Stderr, "mur: watching %s\n", name)
-	if err := followStream(resp.Body, env.Stdout, asJSON, time.Now); err != nil && env.Ctx.Err() == nil {
+	if err := doorclient.Follow(resp.Body, env.Stdout, asJSON, time.Now); err != nil && env.Ctx.Err() == nil {
 		return err
 	}
 	if env.Ctx.Err() == nil && t.session != "" {
@@ -88,82 +84,3 @@ func watchDoor(env *Env, t doorTarget, asJSON bool) error {
 	}
 	return nil
 }
-
-// followStream copies a WatchSession SSE stream to w, one line per event,
-// until the stream ends; an error envelope or an event mur cannot read
-// ends it with an error.
-func followStream(r io.Reader, w io.Writer, asJSON bool, now func() time.Time) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var reply rpcReply
-		if err := json.Unmarshal([]byte(data), &reply); err != nil {
-			return fmt.Errorf("the door sent an event that is not JSON-RPC: %w", err)
-		}
-		if reply.Error != nil {
-			return reply.Error
-		}
-		if asJSON {
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, reply.Result); err != nil {
-				return fmt.Errorf("the door sent an event without a result: %w", err)
-			}
-			fmt.Fprintf(w, "%s\n", compact.Bytes())
-			continue
-		}
-		var sr a2a.StreamResponse
-		if err := json.Unmarshal(reply.Result, &sr); err != nil {
-			return fmt.Errorf("the door sent an event mur cannot read: %w", err)
-		}
-		fmt.Fprintln(w, eventLine(now(), sr.Event))
-	}
-	if err := sc.Err(); err != nil && err != io.ErrUnexpectedEOF {
-		return err
-	}
-	return nil
-}
-
-// eventLine is one event as a person reads it.
-func eventLine(now time.Time, ev a2a.Event) string {
-	stamp := now.Format("15:04:05")
-	switch e := ev.(type) {
-	case *a2a.Task:
-		return fmt.Sprintf("%s task %s %s%s", stamp, e.ID, stateWord(e.Status.State), messageText(e.Status.Message))
-	case *a2a.TaskStatusUpdateEvent:
-		return fmt.Sprintf("%s task %s %s%s", stamp, e.TaskID, stateWord(e.Status.State), messageText(e.Status.Message))
-	case *a2a.TaskArtifactUpdateEvent:
-		text := ""
-		if e.Artifact != nil {
-			text = partsText(e.Artifact.Parts)
-		}
-		return fmt.Sprintf("%s task %s artifact: %s", stamp, e.TaskID, flatLine(text))
-	case *a2a.Message:
-		return fmt.Sprintf("%s message %s: %s", stamp, e.Role, flatLine(partsText(e.Parts)))
-	}
-	return fmt.Sprintf("%s event %T", stamp, ev)
-}
-
-func messageText(m *a2a.Message) string {
-	if m == nil {
-		return ""
-	}
-	if s := partsText(m.Parts); s != "" {
-		return ": " + flatLine(s)
-	}
-	return ""
-}
-
-func partsText(parts a2a.ContentParts) string {
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text())
-	}
-	return b.String()
-}
-
-// flatLine keeps an event on one line: a model's newlines are shown as \n.
-func flatLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
