@@ -198,6 +198,13 @@ type Installed struct {
 	Runtime string
 }
 
+func (in *Installer) lockPath() string {
+	if in.Project == nil {
+		return artifact.LockFile
+	}
+	return in.Project.LockPath()
+}
+
 func (in *Installer) origin() string {
 	if in.Origin == "" {
 		return artifact.OriginOperator
@@ -256,7 +263,13 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}
 		old, had := lock.Find(p.f.Ref.Full())
 		changed := !had || old.Digest != p.f.Digest || old.Version != p.f.Ref.Version
-		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From, Verified: p.sig.pin()})
+		owner := p.f.OwnerID
+		if owner == 0 && !changed {
+			// The same bytes now found in a store keep the owner a scope
+			// source's fetch recorded.
+			owner = old.OwnerID
+		}
+		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From, Verified: p.sig.pin(), OwnerID: owner})
 		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed, Runtime: p.f.Meta.Runtime})
 	}
 	// The unpacked trees are flushed before the lock that makes them live.
@@ -305,6 +318,9 @@ func (in *Installer) fetchAll(ctx context.Context, refs []artifact.Ref, lock *ar
 		}
 		if !pkg.Has("murmur.yaml") {
 			return nil, fmt.Errorf("%w: %s from %s has no murmur.yaml", artifact.ErrPackage, f.Ref, f.From)
+		}
+		if err := checkOwner(f, lock, in.lockPath()); err != nil {
+			return nil, err
 		}
 		if in.Check != nil {
 			if err := in.Check(f, pkg); err != nil {

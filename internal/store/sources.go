@@ -51,11 +51,19 @@ func (o *Open) Source(name string) (Source, error) {
 }
 
 // Sources opens the resolution order; outside a project it leaves out the
-// project store.
+// project store, and "sources" stands for every scope source by scope.
 func (o *Open) Sources() ([]Source, error) {
 	var out []Source
 	for _, n := range o.Config.Order() {
 		if n == config.SourceProject && o.Project == nil {
+			continue
+		}
+		if n == config.SourceScopes {
+			scopes, err := ScopeSources(o.Config.Sources)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, scopes...)
 			continue
 		}
 		s, err := o.Source(n)

@@ -111,6 +111,9 @@ type Fetched struct {
 	Meta   Meta
 	Data   []byte
 	From   string
+	// OwnerID is the GitHub account id owning the scope source it came
+	// from; 0 from a store or registry.
+	OwnerID int64
 }
 
 // Source is somewhere artifacts are kept.
