@@ -210,7 +210,7 @@ func openParts(ctx context.Context, p Parts, l *launcher) (*Session, error) {
 		}
 	}
 	// OpenTelemetry is one more subscriber, from session_start on.
-	otel.Subscribe(s.events, otelEndpoint(p), stderr)
+	otel.Subscribe(s.events, otelEndpoint(p), stderr, otel.SpoolDir(p.MurmurHome))
 	s.events.Emit(event.Event{Type: "session_start", Fields: start})
 	if s.hooks != nil {
 		s.hooks.sessionStart(sctx, modelOf(l.c))

@@ -26,6 +26,7 @@ import (
 	otelapi "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -60,8 +61,12 @@ type Options struct {
 	QueueSize int
 	// FlushBudget bounds the wait for the last spans at session_end;
 	// 0 is 2 s. Only an endpoint that has answered (its address took a
-	// connection, or an export succeeded) is waited for.
+	// connection) is waited for.
 	FlushBudget time.Duration
+	// SpoolDir (SpoolDir(MURMUR_HOME)) keeps the spans not delivered when
+	// the session ends, for the next session that reaches the endpoint;
+	// "" drops and counts them.
+	SpoolDir string
 	// Exporter replaces the OTLP exporter (tests); nil builds one.
 	Exporter sdktrace.SpanExporter
 }
@@ -77,14 +82,15 @@ type Exporter struct {
 	ended   bool
 	dropped atomic.Int64
 	failed  atomic.Bool
-	// reached says the endpoint has answered: the probe connected or an
-	// export succeeded. A blackholed one never does, and the session's
-	// end does not wait on it.
+	// reached says the endpoint has answered: the probe connected. A
+	// blackholed one never does, and the session's end does not wait on
+	// it.
 	reached atomic.Bool
-	// probed is closed once the probe has its answer; created is when
-	// it started.
-	probed  chan struct{}
-	created time.Time
+	// probed is closed once the probe has its answer.
+	probed chan struct{}
+	// relay holds the spans until they are delivered (nil with an
+	// Options.Exporter of the caller's own).
+	relay *relay
 	// warnMu orders the one warning with the session's end: no warning is
 	// written once finish has returned (the endpoint probe runs on its own
 	// goroutine and may fail after the session ended).
@@ -133,45 +139,52 @@ func New(opts Options) (*Exporter, error) {
 	}
 	exp := opts.Exporter
 	var probe string
+	var rl *relay
 	if exp == nil {
 		u, err := TracesURL(opts.Endpoint)
 		if err != nil {
 			return nil, err
 		}
 		probe = hostPort(u)
-		// No retries: a span that cannot be sent now is dropped and
-		// counted, so a down collector never holds spans or the session.
-		exp, err = otlptracehttp.New(context.Background(),
+		// No retries: a batch that cannot be sent now waits in the relay
+		// for a later one, or for the spool, so a down collector never
+		// holds the session.
+		inner := otlptracehttp.NewClient(
 			otlptracehttp.WithEndpointURL(u),
 			otlptracehttp.WithTimeout(5*time.Second),
 			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
-		if err != nil {
+		if err := inner.Start(context.Background()); err != nil {
 			return nil, fmt.Errorf("otel: %w", err)
 		}
+		rl = newRelay(inner, newSpool(opts.SpoolDir, u))
+		exp = otlptrace.NewUnstarted(rl)
 	}
 	// The SDK reports failed exports to a process-wide handler that
 	// logs to stderr each time; the exporter counts them and warns once.
 	quiet.Do(func() { otelapi.SetErrorHandler(otelapi.ErrorHandlerFunc(func(error) {})) })
 	x := &Exporter{opts: opts, exp: exp, queue: make(chan item, opts.QueueSize), done: make(chan struct{}),
-		probed: make(chan struct{}), created: time.Now()}
+		probed: make(chan struct{}), relay: rl}
 	x.state.init()
 	if probe == "" {
 		x.reached.Store(true) // an exporter of the caller's own
 		close(x.probed)
 	}
 	go x.work()
-	if probe != "" {
-		// Found down now, the session's end does not wait for it.
+	if rl != nil {
+		rl.x = x
+		go rl.run()
+		// Found down now, the spans wait for the spool; the session's
+		// end never waits for the answer.
 		go func() {
 			defer close(x.probed)
 			c, err := net.DialTimeout("tcp", probe, 2*time.Second)
 			if err != nil {
 				x.failed.Store(true)
-				x.drop(0, "the endpoint cannot be reached: "+err.Error())
+				rl.note(err)
 				return
 			}
-			c.Close()
 			x.reached.Store(true)
+			c.Close()
 		}()
 	}
 	return x, nil
@@ -193,13 +206,6 @@ func hostPort(traces string) string {
 }
 
 var quiet sync.Once
-
-// probeWait is how long after the exporter starts the session's end waits
-// for the endpoint to take a connection before it stops waiting for it: a
-// session longer than that pays nothing for a blackholed endpoint, and a
-// collector that is up is given a second to show it, on a loaded machine
-// too (100 ms was not enough for a loopback receiver under -race).
-const probeWait = time.Second
 
 // TracesURL is the OTLP/HTTP traces URL of an otel_endpoint: its base with
 // /v1/traces, or the URL as given when it names a path.
@@ -250,39 +256,41 @@ func (x *Exporter) Emit(e event.Event) {
 	}
 }
 
-// finish waits for the worker and the last export, within the flush
-// budget, or not at all when the endpoint has failed or has not answered
-// yet: a blackholed endpoint would otherwise add the whole budget to
-// every session (bench_test.go, BenchmarkSessionEndpointDown).
+// finish builds the last spans and hands them to the relay (both in
+// process), then waits for their delivery within the flush budget only
+// when the endpoint has answered. Whatever is not delivered then goes to
+// the spool: a refused or blackholed endpoint costs the session's end no
+// wait at all (bench_test.go, BenchmarkSessionEndpointDown).
 func (x *Exporter) finish() {
-	// A session shorter than probeWait gives the probe the rest of it:
-	// a collector that is up answers its connection in well under that.
-	if !x.reached.Load() && !x.failed.Load() {
-		t := time.NewTimer(time.Until(x.created.Add(probeWait)))
+	if x.relay == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), x.opts.FlushBudget)
+		defer cancel()
 		select {
-		case <-x.probed:
-		case <-t.C:
+		case <-x.done:
+		case <-ctx.Done():
 		}
-		t.Stop()
+		if tp := x.tp.Load(); tp != nil {
+			tp.Shutdown(ctx)
+		} else {
+			x.exp.Shutdown(ctx)
+		}
+		x.silence()
+		return
 	}
-	budget := x.opts.FlushBudget
-	if x.failed.Load() || !x.reached.Load() {
-		budget = 0
-	}
-	if !x.reached.Load() && !x.failed.Load() {
-		x.drop(0, "the endpoint had not answered when the session ended, so its last spans were not waited for")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
-	defer cancel()
-	select {
-	case <-x.done:
-	case <-ctx.Done():
-	}
+	<-x.done
+	// The relay takes every batch at once: this is the SDK's work only.
 	if tp := x.tp.Load(); tp != nil {
-		tp.Shutdown(ctx)
-	} else {
-		x.exp.Shutdown(ctx)
+		tp.Shutdown(context.Background())
 	}
+	if x.reached.Load() {
+		x.relay.drain(x.opts.FlushBudget)
+	}
+	x.relay.stop()
+	x.relay.keep()
+	x.silence()
+}
+
+func (x *Exporter) silence() {
 	x.warnMu.Lock()
 	x.silenced = true
 	x.warnMu.Unlock()
@@ -305,7 +313,7 @@ func (x *Exporter) provider(e event.Event, f map[string]any) {
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		// The worker may block on a full batch queue: it is off the
 		// session's path, and its own queue is the bounded one.
-		sdktrace.WithBatcher(&counting{SpanExporter: x.exp, x: x}, sdktrace.WithBlocking(), sdktrace.WithBatchTimeout(200*time.Millisecond)),
+		sdktrace.WithBatcher(x.batchExporter(), sdktrace.WithBlocking(), sdktrace.WithBatchTimeout(200*time.Millisecond)),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 	)
 	x.tracer = tp.Tracer("github.com/murmur/mur/internal/otel")
@@ -339,6 +347,15 @@ func (x *Exporter) drop(n int, why string) {
 	}
 }
 
+// warnf writes a warning unless the session has ended.
+func (x *Exporter) warnf(format string, args ...any) {
+	x.warnMu.Lock()
+	defer x.warnMu.Unlock()
+	if !x.silenced {
+		fmt.Fprintf(x.opts.Warn, format, args...)
+	}
+}
+
 // counting wraps the exporter so a failed export is counted as dropped
 // spans and warned about once.
 type counting struct {
@@ -358,10 +375,17 @@ func (c *counting) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if err != nil {
 		c.x.failed.Store(true)
 		c.x.drop(len(spans), "export failed: "+err.Error())
-	} else {
-		c.x.reached.Store(true)
 	}
 	return err
+}
+
+// batchExporter is what the SDK's batch processor exports to: the relay's
+// exporter, which never fails or blocks, or a caller's own, counted.
+func (x *Exporter) batchExporter() sdktrace.SpanExporter {
+	if x.relay != nil {
+		return x.exp
+	}
+	return &counting{SpanExporter: x.exp, x: x}
 }
 
 // work builds the spans, in emission order.
@@ -567,11 +591,14 @@ var traceContext = propagation.TraceContext{}
 // Subscribe attaches an Exporter for endpoint to a session's stream; ""
 // attaches nothing. An endpoint that is not a URL is reported on warn and
 // exports nothing: telemetry never stops a session.
-func Subscribe(s *event.Stream, endpoint string, warn io.Writer) *Exporter {
+//
+// spoolDir (SpoolDir(MURMUR_HOME)) keeps the spans the session could not
+// deliver for the next session that reaches the endpoint.
+func Subscribe(s *event.Stream, endpoint string, warn io.Writer, spoolDir string) *Exporter {
 	if strings.TrimSpace(endpoint) == "" {
 		return nil
 	}
-	x, err := New(Options{Endpoint: endpoint, Warn: warn})
+	x, err := New(Options{Endpoint: endpoint, Warn: warn, SpoolDir: spoolDir})
 	if err != nil {
 		if warn != nil {
 			fmt.Fprintf(warn, "mur: %v; no spans are exported\n", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -39,9 +40,21 @@ func runSession(t testing.TB, endpoint, capsuleName string) (sessionID, taskID s
 
 // runSessionModel is runSession with each model call taking turnDelay.
 func runSessionModel(t testing.TB, endpoint, capsuleName string, turnDelay time.Duration) (sessionID, taskID string, stderr string) {
+	return runSessionAfter(t, endpoint, capsuleName, turnDelay, nil)
+}
+
+// runSessionAfter is runSessionModel whose first model call waits for
+// ready (nil: no wait).
+func runSessionAfter(t testing.TB, endpoint, capsuleName string, turnDelay time.Duration, ready <-chan struct{}) (sessionID, taskID string, stderr string) {
 	t.Helper()
 	var turn int
 	drv := agent.DriverFunc(func(context.Context, []byte) (agent.Result, error) {
+		if ready != nil && turn == 0 {
+			select {
+			case <-ready:
+			case <-time.After(time.Minute):
+			}
+		}
 		time.Sleep(turnDelay)
 		turn++
 		data := `{"text":"done","stop_reason":"end_turn"}`
@@ -119,7 +132,7 @@ func names(spans []span) []string {
 func TestSessionExportsOverOTLP(t *testing.T) {
 	var mu sync.Mutex
 	var spans []span
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req coltrace.ExportTraceServiceRequest
 		if err := proto.Unmarshal(body, &req); err != nil {
@@ -147,8 +160,20 @@ func TestSessionExportsOverOTLP(t *testing.T) {
 		}
 		mu.Unlock()
 	}))
+	// The session runs once the exporter's probe has connected and closed
+	// (it marks the endpoint reached before closing): one that ended
+	// before (a loaded machine can delay the probe's goroutine) spools its
+	// spans for the next session instead of sending them.
+	connected := make(chan struct{})
+	var once sync.Once
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			once.Do(func() { close(connected) })
+		}
+	}
+	srv.Start()
 	defer srv.Close()
-	sessionID, taskID, stderr := runSession(t, srv.URL, "otel-demo")
+	sessionID, taskID, stderr := runSessionAfter(t, srv.URL, "otel-demo", 0, connected)
 	if stderr != "" && strings.Contains(stderr, "OpenTelemetry") {
 		t.Fatalf("warned: %s", stderr)
 	}
