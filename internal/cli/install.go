@@ -43,6 +43,14 @@ is pinned, and added to murmur.yaml's artifacts: (or its version there
 updated) so mur run stages it. An unknown version is refused with the versions
 that exist; an unknown name with the closest one held (E-REG-001).
 
+A scope with a source in config.yaml (sources.<scope>.repo: a GitHub
+repository, api_url for GitHub Enterprise, token from $GITHUB_TOKEN or
+token_env) is tried last, for a version no store or registry holds: the
+release tagged <version> or v<version>, asset <name>-<version>.mur.zip, with
+the same checks; murmur.lock records the owner's GitHub account id
+(owner_id). A later fetch from a repository owned by another account is
+E-REG-017; no such repository E-REG-016; no asset in the release E-REG-018.
+
   -g, --global       install NAME... into the global store (~/.murmur/store),
                      from the registries in the resolution order; no project,
                      no murmur.lock
@@ -54,6 +62,7 @@ that exist; an unknown name with the closest one held (E-REG-001).
   mur install --manifest capsules/hello/murmur.yaml
   mur install ana/echo-go@0.1.0
   mur install ana/echo-go                 # the newest version that fits
+  mur config set -g sources.ana.repo ana-org/mur-artifacts && mur install ana/echo-go@0.2.0
   mur install -g ana/echo-go --registry hub
   mur install --all-platforms ana/jq-native@1.7.1`,
 		RunE: func(cmd *cobra.Command, args []string) error {

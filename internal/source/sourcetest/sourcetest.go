@@ -65,9 +65,15 @@ type Asset struct {
 
 // New starts the server; it stops when the test ends.
 func New(t testing.TB) *Server {
+	s := Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts the server; the caller closes it.
+func Start() *Server {
 	s := &Server{repos: map[string]*Repo{}, assets: map[int64]*Asset{}, nextID: 1000, PerPage: 100}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 
