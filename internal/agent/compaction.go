@@ -134,6 +134,7 @@ func (l *Loop) compactIfDue(ctx context.Context, t *task) *Outcome {
 		return &o
 	}
 	t.conv = conv
+	t.boundary = RefreshCompacted
 	// Compaction always drops a held continuation (spec 000).
 	l.cont = continuation{contextID: t.contextID}
 	rec["committed"], rec["hook"], rec["messages_after"] = true, res.Hook, len(msgs)

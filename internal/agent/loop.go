@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,6 +102,10 @@ type Loop struct {
 	systemSHA   string
 	toolsSHA    string
 	prepared    bool
+	// offeredGen is the inventory generation the tool array was built
+	// from; offered its tool names.
+	offeredGen uint64
+	offered    []string
 }
 
 // continuation is spec 000's held continuation id.
@@ -146,24 +151,102 @@ func (l *Loop) prepare() error {
 	if l.rand == nil {
 		l.rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6d7572))
 	}
-	defs := []ToolDef{}
+	defs, gen := []ToolDef{}, uint64(0)
 	if l.plan.Tools != nil {
-		defs = l.plan.Tools.Defs()
+		defs, gen, _ = l.plan.Tools.snapshot()
+	}
+	if err := l.offer(defs, gen); err != nil {
+		return err
+	}
+	if l.prompt.Set {
+		sha, err := l.recorder.Hash([]byte(l.prompt.Text))
+		if err != nil {
+			return err
+		}
+		l.systemSHA = sha
+	}
+	l.prepared = true
+	return nil
+}
+
+// offer makes defs, of inventory generation gen, the tool array every
+// call sends.
+func (l *Loop) offer(defs []ToolDef, gen uint64) error {
+	if defs == nil {
+		defs = []ToolDef{}
 	}
 	b, err := json.Marshal(defs)
 	if err != nil {
 		return fmt.Errorf("tool array: %w", err)
 	}
-	l.toolsJSON = b
-	if l.toolsSHA, err = l.recorder.Hash(b); err != nil {
+	sha, err := l.recorder.Hash(b)
+	if err != nil {
 		return err
 	}
-	if l.prompt.Set {
-		if l.systemSHA, err = l.recorder.Hash([]byte(l.prompt.Text)); err != nil {
-			return err
-		}
+	l.toolsJSON, l.toolsSHA, l.offeredGen, l.fixedDone = b, sha, gen, false
+	l.offered = l.offered[:0]
+	for _, d := range defs {
+		l.offered = append(l.offered, d.Name)
 	}
-	l.prepared = true
+	return nil
+}
+
+// Tool-refresh triggers: what made the next call carry a changed list.
+const (
+	RefreshAgent     = "agent"      // the model's own pull-artifact or remove-artifact
+	RefreshImmediate = "immediate"  // inference.tool_refresh: immediate
+	RefreshTaskStart = "task_start" // the first call of a task
+	RefreshCompacted = "compaction" // the first call after a compaction replaced the context
+)
+
+// refreshTools rebuilds the tool array before a call when the installed
+// set changed since it was built and the change is due (spec 004 Tool
+// refresh): the model's own change always; any other at the boundary
+// inference.tool_refresh names — the next call (immediate), or the first
+// call of a task or after a compaction (compaction, the default).
+// boundary is RefreshTaskStart, RefreshCompacted or "" for any other call.
+func (l *Loop) refreshTools(t *task, boundary string) error {
+	if l.plan.Tools == nil {
+		return nil
+	}
+	defs, gen, agentGen := l.plan.Tools.snapshot()
+	if gen == l.offeredGen {
+		return nil
+	}
+	var trigger string
+	switch {
+	case agentGen > l.offeredGen:
+		trigger = RefreshAgent
+	case l.plan.Inference != nil && l.plan.Inference.ToolRefresh == RefreshImmediate:
+		trigger = RefreshImmediate
+	case boundary != "":
+		trigger = boundary
+	default:
+		return nil
+	}
+	before := map[string]bool{}
+	for _, n := range l.offered {
+		before[n] = true
+	}
+	if err := l.offer(defs, gen); err != nil {
+		return err
+	}
+	added, removed := []string{}, []string{}
+	for _, n := range l.offered {
+		if !before[n] {
+			added = append(added, n)
+		}
+		delete(before, n)
+	}
+	for n := range before {
+		removed = append(removed, n)
+	}
+	slices.Sort(removed)
+	f := map[string]any{"task_id": t.id, "turn": t.out.Turns + 1, "trigger": trigger, "added": added, "removed": removed, "tools": len(defs)}
+	if l.recorder.Hashes() {
+		f["tools_sha"] = l.toolsSHA
+	}
+	l.emit("tools_refreshed", f)
 	return nil
 }
 
@@ -188,6 +271,9 @@ type task struct {
 	// responded is set by each response and cleared by the compaction
 	// check that follows it.
 	responded bool
+	// boundary is the tool-refresh boundary the next call is at
+	// (RefreshTaskStart, RefreshCompacted), "" for none.
+	boundary string
 }
 
 // Task is one task for the loop: its ids, where it came from, and the
@@ -278,6 +364,7 @@ func (l *Loop) RunTask(ctx context.Context, tk Task) Outcome {
 
 func (l *Loop) loop(ctx context.Context, t *task) Outcome {
 	maxTurns, keep, done := t.maxTurns, l.plan.Lifecycle.KeepWorking, l.plan.Lifecycle.DoneCheck
+	t.boundary = RefreshTaskStart
 	for {
 		if maxTurns > 0 && t.out.Turns >= maxTurns {
 			t.out.Status = ExitMaxTurns
@@ -292,6 +379,10 @@ func (l *Loop) loop(ctx context.Context, t *task) Outcome {
 			return t.out
 		}
 		l.maybeNotice(t)
+		if err := l.refreshTools(t, t.boundary); err != nil {
+			return l.fail(t, causeInference, err.Error())
+		}
+		t.boundary = ""
 		resp, stop := l.turn(ctx, t)
 		if stop != nil {
 			return *stop

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Tool kinds.
@@ -53,10 +55,17 @@ func (s *skill) Call(context.Context, json.RawMessage) (Result, error) {
 
 // Inventory is the tool list of a session: the definitions handed to the
 // driver, sorted by name so the list (which heads the prompt a provider
-// caches) is byte-identical from call to call.
+// caches) is byte-identical from call to call. A running session may add
+// and remove tools (capabilities.install); a tool is callable from the
+// moment it is added, and the loop decides when the model is offered the
+// changed list (inference.tool_refresh).
 type Inventory struct {
+	mu     sync.RWMutex
 	byName map[string]Tool
 	defs   []ToolDef
+	// gen counts changes to the installed set; agentGen is gen as of the
+	// last change the model made itself (pull-artifact, remove-artifact).
+	gen, agentGen uint64
 }
 
 // NewInventory builds the inventory; two tools of one name are refused,
@@ -64,31 +73,84 @@ type Inventory struct {
 func NewInventory(tools []Tool) (*Inventory, error) {
 	inv := &Inventory{byName: make(map[string]Tool, len(tools))}
 	for _, t := range tools {
-		d := t.Def()
-		if d.Name == "" {
-			return nil, fmt.Errorf("tool inventory: a tool has no name")
+		if err := inv.put(t); err != nil {
+			return nil, err
 		}
-		if _, dup := inv.byName[d.Name]; dup {
-			return nil, fmt.Errorf("tool inventory: two tools are named %q", d.Name)
-		}
-		if len(d.InputSchema) == 0 {
-			d.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		inv.byName[d.Name] = t
-		inv.defs = append(inv.defs, d)
 	}
-	sort.Slice(inv.defs, func(i, j int) bool { return inv.defs[i].Name < inv.defs[j].Name })
 	return inv, nil
 }
 
-// Defs returns the tool definitions in offer order.
-func (inv *Inventory) Defs() []ToolDef { return inv.defs }
+func (inv *Inventory) put(t Tool) error {
+	d := t.Def()
+	if d.Name == "" {
+		return fmt.Errorf("tool inventory: a tool has no name")
+	}
+	if _, dup := inv.byName[d.Name]; dup {
+		return fmt.Errorf("tool inventory: two tools are named %q", d.Name)
+	}
+	if len(d.InputSchema) == 0 {
+		d.InputSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	inv.byName[d.Name] = t
+	i := sort.Search(len(inv.defs), func(i int) bool { return inv.defs[i].Name >= d.Name })
+	inv.defs = slices.Insert(inv.defs, i, d)
+	return nil
+}
+
+// Add installs t while the session runs; byAgent marks a change the model
+// made itself, which its next call is offered whatever tool_refresh says.
+func (inv *Inventory) Add(t Tool, byAgent bool) error {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if err := inv.put(t); err != nil {
+		return err
+	}
+	inv.changed(byAgent)
+	return nil
+}
+
+// Remove uninstalls the tool named name; false when there is none.
+func (inv *Inventory) Remove(name string, byAgent bool) bool {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if _, ok := inv.byName[name]; !ok {
+		return false
+	}
+	delete(inv.byName, name)
+	inv.defs = slices.DeleteFunc(inv.defs, func(d ToolDef) bool { return d.Name == name })
+	inv.changed(byAgent)
+	return true
+}
+
+func (inv *Inventory) changed(byAgent bool) {
+	inv.gen++
+	if byAgent {
+		inv.agentGen = inv.gen
+	}
+}
+
+// snapshot is the current list with the generation it is of, and the
+// generation of the model's own last change.
+func (inv *Inventory) snapshot() (defs []ToolDef, gen, agentGen uint64) {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return slices.Clone(inv.defs), inv.gen, inv.agentGen
+}
+
+// Defs returns the tool definitions in offer order, as installed now.
+func (inv *Inventory) Defs() []ToolDef {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
+	return slices.Clone(inv.defs)
+}
 
 // Redescribe replaces the description, and the input schema when schema
 // is not empty, that the model is offered for the tool named name (an
 // on-stage hook's write-manifests); false when there is none. It is called
 // before the loop offers anything.
 func (inv *Inventory) Redescribe(name, description string, schema json.RawMessage) bool {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
 	for i := range inv.defs {
 		if inv.defs[i].Name == name {
 			inv.defs[i].Description = description
@@ -103,6 +165,8 @@ func (inv *Inventory) Redescribe(name, description string, schema json.RawMessag
 
 // Lookup returns the tool named name.
 func (inv *Inventory) Lookup(name string) (Tool, bool) {
+	inv.mu.RLock()
+	defer inv.mu.RUnlock()
 	t, ok := inv.byName[name]
 	return t, ok
 }

@@ -236,6 +236,12 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return fail(err)
 	}
 	tools = append(tools, shellTools...)
+	manifestDir, _ := filepath.Abs(filepath.Dir(path))
+	// capabilities.install puts pull-artifact and remove-artifact in an
+	// agent capsule's inventory.
+	if l.installs = newInstalls(l, manifestDir, murmurHome); l.installs != nil && script < 0 {
+		tools = append(tools, pullTool{l.installs}, removeTool{l.installs})
+	}
 	hookList, hds := l.hookEntries()
 	if hds.HasErrors() {
 		return fail(refusal(append(warn, hds...)))
@@ -265,7 +271,6 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			records = append(records, g.Record())
 		}
 	}
-	manifestDir, _ := filepath.Abs(filepath.Dir(path))
 	conv, err := conversationFor(c, murmurHome, manifestDir, o)
 	if err != nil {
 		return fail(err)
@@ -288,6 +293,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	s, err := openParts(ctx, parts, l)
 	if err != nil {
 		return fail(err)
+	}
+	if l.installs != nil {
+		l.installs.bind(s.plan.Tools, s.dirs, s.events, func() error { return writeMurmurMD(s.dirs, s.plan, s.loop.Prompt()) })
 	}
 	return s, nil
 }

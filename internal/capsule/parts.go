@@ -70,6 +70,8 @@ type launcher struct {
 	// completions stamps task_end with the background commands still
 	// running and hands their exits to the door's bg lane.
 	completions completions
+	// installs is capabilities.install; nil when the capsule grants none.
+	installs *installs
 }
 
 // driver builds the component-backed driver of inference.driver.artifact.
