@@ -104,6 +104,10 @@ type Host struct {
 	Conversation ConversationReader
 }
 
+// guestInferenceKey marks the context of a guest's run-inference call:
+// the driver call it makes streams into no live text (see emit).
+type guestInferenceKey struct{}
+
 // ErrNotAvailable is the kind of a host import called where the capsule
 // did not grant it or the context cannot serve it.
 var ErrNotAvailable = errors.New("not available in this context")
@@ -171,6 +175,12 @@ func defineHost(l *cm.Linker) {
 		if h.Text == nil {
 			return cm.Err(cm.String("no call in progress follows text chunks")), nil
 		}
+		if c.Context().Value(guestInferenceKey{}) != nil {
+			// The driver is answering a guest's run-inference: its text
+			// goes back whole to the guest, never into the task's live
+			// text, which carries only the agent's own turns.
+			return cm.OK(), nil
+		}
 		if err := h.Text.Emit(a[0].Str()); err != nil {
 			return cm.Err(cm.String(err.Error())), nil
 		}
@@ -216,7 +226,7 @@ func defineHost(l *cm.Linker) {
 		if err := lift(a[0], &req); err != nil {
 			return cm.Val{}, err
 		}
-		r, err := h.Inference.RunInference(c.Context(), req)
+		r, err := h.Inference.RunInference(context.WithValue(c.Context(), guestInferenceKey{}, true), req)
 		return okOrErr(r, err), nil
 	})
 
