@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-github/v75/github"
+
+	"github.com/murmur/mur/internal/artifact"
 	"github.com/murmur/mur/internal/config"
 	"github.com/murmur/mur/internal/source/sourcetest"
 )
@@ -149,4 +152,30 @@ func TestAssetArtifact(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", file, got, ok, want)
 		}
 	}
+}
+
+// FuzzAssetName: asset and tag names come from whoever publishes to the
+// repository. Reading them never panics, and an asset read as an
+// artifact's names one that is valid, at that version.
+func FuzzAssetName(f *testing.F) {
+	f.Add("echo-1.0.0.mur.zip", "1.0.0")
+	f.Add("my-tool-1.0.0-linux-amd64.mur.zip", "1.0.0")
+	f.Add("-1.0.0-a-b.mur.zip", "1.0.0")
+	f.Add("a-1-1-1.mur.zip", "1")
+	f.Fuzz(func(t *testing.T, file, v string) {
+		n, ok := assetArtifact(file, v)
+		if !ok {
+			return
+		}
+		if _, err := artifact.ParseFullName("x/" + n); err != nil {
+			t.Fatalf("%q at %q read as %q: %v", file, v, n, err)
+		}
+		if !strings.HasPrefix(file, n+"-"+v) || !strings.HasSuffix(file, ".mur.zip") {
+			t.Fatalf("%q at %q read as %q", file, v, n)
+		}
+		a, _ := pickAsset([]*github.ReleaseAsset{{Name: &file}}, n, v)
+		if file == n+"-"+v+".mur.zip" && a == nil {
+			t.Fatalf("%q is %s's platform-neutral asset at %s, but not picked", file, n, v)
+		}
+	})
 }
