@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { componentEmbed, componentNew, preview1AdapterReactorPath } from '@bytecodealliance/jco';
 import { readPackages, wasiPackages, source } from './lib/wit.mjs';
-import { rootWorld, ROOT_PACKAGE, ROOT_WORLD } from './lib/worlds.mjs';
+import { moduleImports, rootWorld, ROOT_PACKAGE, ROOT_WORLD } from './lib/worlds.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -31,7 +31,8 @@ if (!values.role || !values.out || (!values.core === !values.js)) {
 }
 
 const packages = new Map([...readPackages(values.wit), ...wasiPackages()]);
-const witSource = source(ROOT_PACKAGE, rootWorld(values.role, { js: Boolean(values.js) }), packages);
+const imports = values.js ? moduleImports(fs.readFileSync(values.js, 'utf8')) : [];
+const witSource = source(ROOT_PACKAGE, rootWorld(values.role, { js: Boolean(values.js), imports }), packages);
 
 let component;
 if (values.core) {

@@ -37,7 +37,8 @@ export const ROOT_PACKAGE = 'murmur-build:guest';
 export const ROOT_WORLD = 'guest';
 
 // A JavaScript guest is not offered the tool imports the Go SDK wraps
-// (tool-registry, shell, message): componentize-js keeps every import of
+// (tool-registry, shell, message; run-inference only on import, below):
+// componentize-js keeps every import of
 // the world whole (a module's calls cannot be traced statically), so each
 // would be imported whether used or not, and tool-registry's use of
 // murmur:tool/run's records would import the tool's own run function,
@@ -50,18 +51,37 @@ const NOT_FOR_JS = new Set([
 ]);
 
 // A JavaScript hook exports the lifecycle without the hook world's
-// murmur:runtime/inference import: that interface uses lifecycle's
-// message record, and componentize-js, keeping imports whole, then
-// imports murmur:hook/lifecycle itself, which no host defines.
+// imports, which it gets only as JS_ON_IMPORT says.
 const JS_BASE = { hook: 'export murmur:hook/lifecycle@0.5.0;' };
 
+// JS_ON_IMPORT: the interfaces a JavaScript tool or hook is offered only
+// when its module imports them by name. murmur:runtime/inference uses
+// lifecycle's message record, so componentize-js, keeping imports whole,
+// also imports murmur:hook/lifecycle with every function; the host
+// defines those as traps (internal/component), so the component links,
+// but a guest that does not call run-inference should not carry it.
+const JS_ON_IMPORT = {
+  tool: ['murmur:runtime/inference@0.2.0'],
+  hook: ['murmur:runtime/inference@0.2.0'],
+};
+
 // rootWorld renders the generated world for role; js for a componentize-js
-// build.
-export function rootWorld(role, { js = false } = {}) {
+// build, whose module imports the interfaces listed in imports.
+export function rootWorld(role, { js = false, imports = [] } = {}) {
   const parts = ROLES[role];
   if (!parts) throw new Error(`unknown role "${role}": want one of ${Object.keys(ROLES).join(', ')}`);
   const [base, ...all] = parts;
   const extra = js ? all.filter((line) => !NOT_FOR_JS.has(line)) : all;
+  if (js) {
+    for (const iface of JS_ON_IMPORT[role] ?? []) {
+      if (imports.includes(iface)) extra.push(`import ${iface};`);
+    }
+  }
   const head = js && JS_BASE[role] ? JS_BASE[role] : `include ${base};`;
   return `world ${ROOT_WORLD} {\n  ${head}\n  ${extra.join('\n  ')}\n}\n`;
+}
+
+// moduleImports lists the specifiers an ES module's source imports from.
+export function moduleImports(source) {
+  return [...source.matchAll(/\bfrom\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
 }
