@@ -184,6 +184,15 @@ type Installer struct {
 	// AnyPlatform takes a native payload built for another platform
 	// (mur install --all-platforms): the WIT level still has to fit.
 	AnyPlatform bool
+	// Unstored puts what a scope source served into no store (a runtime
+	// pull, spec 004 capabilities.install.from): it is unpacked and pinned
+	// only.
+	Unstored bool
+}
+
+// stores reports whether f goes into the project store.
+func (in *Installer) stores(f *Fetched) bool {
+	return f.From != in.Project.Store.Name() && !(in.Unstored && f.OwnerID != 0)
 }
 
 // Installed is one installed artifact.
@@ -241,7 +250,7 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 	}
 	var items []Item
 	for _, p := range plan {
-		if p.f.From != in.Project.Store.Name() {
+		if in.stores(p.f) {
 			items = append(items, Item{Ref: p.f.Ref, Meta: p.f.Meta, Data: p.f.Data})
 		}
 	}
@@ -251,6 +260,9 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 		}
 	}
 	for _, p := range plan {
+		if in.Unstored && p.f.OwnerID != 0 {
+			continue // no store keeps the package, so none keeps its signature
+		}
 		if err := keepSignature(ctx, in.Project.Store, p.f.Ref, p.sig); err != nil {
 			return nil, err
 		}

@@ -20,6 +20,15 @@ import (
 // E-WIT-LEVEL-001 naming the newest that does. check runs on the package
 // before anything is written (the caller's install-entry and role rules).
 func Pull(ctx context.Context, p *Project, global *Layout, name, version string, check Checker) (Installed, error) {
+	return PullFrom(ctx, p, global, nil, name, version, check)
+}
+
+// PullFrom is Pull for a capsule whose capabilities.install.from names
+// sources: a version neither store holds is fetched from the scope's
+// source in scopes (ScopeSources), verified the same way, and pinned with
+// the owner id — and written to no store: its package is unpacked for the
+// session (Installed.Dir, UnpackedResolved) and nothing else keeps it.
+func PullFrom(ctx context.Context, p *Project, global *Layout, scopes []Source, name, version string, check Checker) (Installed, error) {
 	if strings.HasPrefix(name, "github:") || strings.ContainsAny(name, `\:`) || strings.Count(name, "/") != 1 {
 		return Installed{}, fmt.Errorf("%w: pull takes a full name <scope>/<name>, not %q", artifact.ErrName, name)
 	}
@@ -33,7 +42,7 @@ func Pull(ctx context.Context, p *Project, global *Layout, name, version string,
 		}
 		ref.Version = version
 	}
-	srcs := []Source{p.Store, global}
+	srcs := append([]Source{p.Store, global}, scopes...)
 	if ref.Version == "" {
 		m, err := NewestIn(ctx, srcs, ref.Full())
 		if err != nil {
@@ -55,7 +64,7 @@ func Pull(ctx context.Context, p *Project, global *Layout, name, version string,
 	if err != nil {
 		return Installed{}, err
 	}
-	in := &Installer{Project: p, Sources: srcs, Check: chain, Origin: artifact.OriginRuntime, Trust: trust}
+	in := &Installer{Project: p, Sources: srcs, Check: chain, Origin: artifact.OriginRuntime, Trust: trust, Unstored: true}
 	got, err := in.Install(ctx, []artifact.Ref{ref})
 	if err != nil {
 		return Installed{}, err

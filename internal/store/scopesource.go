@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/murmur/mur/internal/artifact"
@@ -210,4 +213,32 @@ func checkOwner(f *Fetched, lock *artifact.Lock, lockPath string) error {
 		return diag.New(diag.RegOwner, diag.Pos{File: lockPath}, field, fmt.Sprintf("%s from %s: the repository is now owned by GitHub account %d, but murmur.lock recorded account %d for scope %s (pinning %s@%s); the owner's login was renamed and taken, deleted and re-registered, or the repository was transferred. Nothing was installed. If the new owner is trusted, remove owner_id from murmur.lock's pins of scope %s and install again", f.Ref, f.From, f.OwnerID, p.OwnerID, f.Ref.Scope, p.Name, p.Version, f.Ref.Scope))
 	}
 	return nil
+}
+
+// UnpackedResolved is a pulled artifact as launch would resolve it, from
+// the tree Install unpacked (Installed.Dir) rather than from a store: what
+// a runtime pull from a scope source, which no store keeps, stages.
+func UnpackedResolved(got Installed, role string) (*Resolved, error) {
+	if got.Dir == "" {
+		return nil, fmt.Errorf("%w: %s was not unpacked", ErrNotInstalled, got.Ref)
+	}
+	var names []string
+	err := filepath.WalkDir(got.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(got.Dir, p)
+		if err == nil {
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	mf, err := os.ReadFile(filepath.Join(got.Dir, "murmur.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", got.Ref, err)
+	}
+	return stored(got.Ref, role, got.Digest, got.Dir, names, mf), nil
 }

@@ -146,3 +146,39 @@ func TestInstallFromScopeSource(t *testing.T) {
 		t.Fatalf("take-over refusal names %s in %s (%v), want murmur.lock's owner_id", d.Field, d.Pos.File, err)
 	}
 }
+
+// A runtime pull from a scope source (install.from: [stores, sources]):
+// a version no store holds is fetched, verified, unpacked and pinned with
+// origin runtime and the owner id, and no store gains it; without the
+// sources the same pull finds nothing.
+func TestPullFromScopeSource(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("GITHUB_TOKEN", "")
+	srv := sourcetest.New(t)
+	srv.AddRepo("ana-org/tools", 4242)
+	b, _ := pkg(t, "ana/tool", "1.0.0")
+	srv.Publish("ana-org/tools", "v1.0.0", map[string][]byte{"tool-1.0.0.mur.zip": b})
+	proj := ProjectAt(t.TempDir())
+	global := NewLayout("global", t.TempDir())
+
+	if _, err := Pull(ctx, proj, global, "ana/tool", "1.0.0", nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("pull from the stores alone = %v, want not found", err)
+	}
+	got, err := PullFrom(ctx, proj, global, []Source{scopeSrc(t, srv, "ana-org/tools")}, "ana/tool", "", nil)
+	if err != nil || got.Ref.Version != "1.0.0" || got.From != "source:ana" {
+		t.Fatalf("PullFrom = %+v, %v", got, err)
+	}
+	lock, _ := artifact.LoadLock(proj.LockPath())
+	if pin, _ := lock.Find("ana/tool"); pin.Origin != artifact.OriginRuntime || pin.OwnerID != 4242 || pin.Digest != artifact.Digest(b) {
+		t.Fatalf("pin = %+v", pin)
+	}
+	for _, s := range []Source{proj.Store, global} {
+		if ms, _ := s.List(ctx); len(ms) != 0 {
+			t.Fatalf("%s gained %v; a pull from a source writes to no store", s.Name(), ms)
+		}
+	}
+	r, err := UnpackedResolved(got, "tool")
+	if err != nil || r.Files["tools/tool/tool.wasm"] == "" || len(r.Manifest) == 0 {
+		t.Fatalf("resolved = %+v, %v", r, err)
+	}
+}
