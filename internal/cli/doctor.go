@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -103,6 +104,10 @@ Exit status 1 when any error is found.`,
 				}
 				writeLimits(env.Stdout, limits)
 				writeCredentials(env.Stdout, creds)
+				if c != nil && c.Capabilities != nil && c.Capabilities.Install != nil {
+					// Where a running session's pulls resolve (spec 004).
+					fmt.Fprintf(env.Stdout, "install from: %s\n", strings.Join(c.Effective().Capabilities.Install.From, ", "))
+				}
 				if contain != nil {
 					for _, l := range contain.Lines() {
 						fmt.Fprintln(env.Stdout, l)
