@@ -42,6 +42,10 @@ type installs struct {
 	// global the store under ~/.murmur.
 	project *store.Project
 	global  *store.Layout
+	// sources: install.from names sources (a version no store holds is
+	// fetched from the scope's GitHub source; scopes opened at first pull).
+	sources bool
+	scopes  []store.Source
 	// declared are the full names of the capsule's artifacts: entries.
 	declared map[string]bool
 
@@ -59,6 +63,9 @@ type installs struct {
 // pulledArtifact is one artifact a pull installed into the session.
 type pulledArtifact struct {
 	name, version, role, execution string
+	// unstored is the pull from a scope source, which no store keeps: it
+	// stages from its unpacked tree.
+	unstored *store.Installed
 	// tool is its name in the inventory (its bare name).
 	tool string
 	own  *manifest.Artifact
@@ -72,7 +79,7 @@ func newInstalls(l *launcher, manifestDir, murmurHome string) *installs {
 		return nil
 	}
 	in := &installs{l: l, grant: *caps.Install, project: store.ProjectAt(manifestDir), global: store.GlobalStore(murmurHome),
-		declared: map[string]bool{}, pulled: map[string]*pulledArtifact{}}
+		declared: map[string]bool{}, pulled: map[string]*pulledArtifact{}, sources: slices.Contains(caps.Install.From, "sources")}
 	for _, e := range l.c.Artifacts {
 		in.declared[e.Name] = true
 	}
@@ -184,7 +191,16 @@ func (in *installs) pullLocked(ctx context.Context, name, version string, byAgen
 		own = a
 		return err
 	}
-	got, err := store.Pull(ctx, in.project, in.global, name, version, check)
+	if in.sources && in.scopes == nil {
+		open, err := store.OpenFromConfig(in.project.Dir)
+		if err != nil {
+			return nil, "", err
+		}
+		if in.scopes, err = store.ScopeSources(open.Config.Sources); err != nil {
+			return nil, "", err
+		}
+	}
+	got, err := store.PullFrom(ctx, in.project, in.global, in.scopes, name, version, check)
 	if err != nil {
 		if errors.Is(err, artifact.ErrName) {
 			return nil, "", refused("%v", err)
@@ -192,6 +208,9 @@ func (in *installs) pullLocked(ctx context.Context, name, version string, byAgen
 		return nil, "", err
 	}
 	p := &pulledArtifact{name: name, version: got.Ref.Version, role: own.Runtime, execution: own.ExecutionType(), tool: bare, own: own}
+	if got.OwnerID != 0 {
+		p.unstored = &got
+	}
 	t, err := in.toolOf(ctx, p)
 	if err == nil {
 		err = in.inv.Add(t, byAgent)
@@ -267,11 +286,19 @@ func (in *installs) toolDir(bare string) string {
 // runs on the capsule's own grants, with no gateway and no per-artifact
 // capabilities. Either is marked untrusted and its results fenced.
 func (in *installs) toolOf(ctx context.Context, p *pulledArtifact) (agent.Tool, error) {
-	res, err := in.project.Resolve(ctx, []store.Entry{{Name: p.name, Version: p.version, Role: p.role}})
-	if err != nil {
-		return nil, err
+	var r *store.Resolved
+	if p.unstored != nil {
+		var err error
+		if r, err = store.UnpackedResolved(*p.unstored, p.role); err != nil {
+			return nil, err
+		}
+	} else {
+		res, err := in.project.Resolve(ctx, []store.Entry{{Name: p.name, Version: p.version, Role: p.role}})
+		if err != nil {
+			return nil, err
+		}
+		r, _ = res.Get(p.name)
 	}
-	r, _ := res.Get(p.name)
 	if err := layOut(in.toolDir(p.tool), r, p.role == manifest.RoleSkill); err != nil {
 		return nil, err
 	}

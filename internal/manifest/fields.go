@@ -3,7 +3,6 @@ package manifest
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,11 +151,7 @@ var Fields = concat(
 		rc("capabilities.task_io.read", diag.ManInvalid, hookOnly),
 		r("capabilities.peer_fetch.allow", "redeeming peer-file handles is not in this build of mur"),
 		r("capabilities.plan.submit", "the submit-plan tool is not in this build of mur"),
-		{Path: "capabilities.install.from", Status: Refused, Code: diag.RunNotHonoured,
-			Why:  "a pull resolves from the project store then the global store; fetching from a scope's source (sources) is not in this build of mur",
-			When: "a list naming sources", RefusedIf: func(c *Capsule, _ string) bool {
-				return c.Capabilities != nil && c.Capabilities.Install != nil && slices.Contains(c.Capabilities.Install.From, "sources")
-			}},
+		h("capabilities.install.from", "[stores] pulls from the project store then the global store; [stores, sources] also fetches a version neither holds from the scope's GitHub source (config.yaml sources.<scope>), pinned with its owner id and written to no store"),
 		h("capabilities.install.skill", "skills the pull-artifact tool may install into the running session; the same entries govern removals"),
 		h("capabilities.install.tool", "WASM tools a pull may install into the running session and a removal take out; a native tool is refused with E-RUN-905"),
 		r("capabilities.spawn.allow", "sub-capsules (delegate-task, mur-roost) are not in this build of mur"),

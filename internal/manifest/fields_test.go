@@ -82,7 +82,7 @@ func TestUnhonoured(t *testing.T) {
 		{"compaction", "  compaction:\n    threshold: 0.5\n    model: m2\n    dump_summaries: true\n    max_tokens: 100\n", "", "", 0},
 		{"otel", "observability:\n  otel_endpoint: http://127.0.0.1:4318\n", "", "", 0},
 		{"install from stores", "capabilities:\n  install:\n    skill: [ana/*]\n    tool: [ana/jq]\n    from: [stores]\n", "", "", 0},
-		{"install from sources", "capabilities:\n  install:\n    tool: [ana/jq]\n    from: [stores, sources]\n", "capabilities.install.from", diag.RunNotHonoured, 17},
+		{"install from sources", "capabilities:\n  install:\n    tool: [ana/jq]\n    from: [stores, sources]\n", "", "", 0},
 		{"door", "network:\n  internal_port: 8080\n  authentication:\n    scheme: bearer\n    credentials:\n      ci: {scopes: [SendMessage]}\n", "", "", 0},
 	}
 	for _, tc := range cases {

@@ -205,6 +205,8 @@ type Installed struct {
 	Changed bool
 	// Runtime is the role the package's metadata declares.
 	Runtime string
+	// OwnerID is the scope source's owner id when it came from one.
+	OwnerID int64
 }
 
 func (in *Installer) lockPath() string {
@@ -282,7 +284,7 @@ func (in *Installer) Install(ctx context.Context, refs []artifact.Ref) ([]Instal
 			owner = old.OwnerID
 		}
 		lock.Upsert(artifact.Pin{Name: p.f.Ref.Full(), Version: p.f.Ref.Version, Digest: p.f.Digest, Origin: in.origin(), From: p.f.From, Verified: p.sig.pin(), OwnerID: owner})
-		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed, Runtime: p.f.Meta.Runtime})
+		out = append(out, Installed{Ref: p.f.Ref, Digest: p.f.Digest, From: p.f.From, Dir: dir, Changed: changed, Runtime: p.f.Meta.Runtime, OwnerID: p.f.OwnerID})
 	}
 	// The unpacked trees are flushed before the lock that makes them live.
 	if err := syncFS(in.Project.Dir); err != nil {
