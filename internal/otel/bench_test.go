@@ -53,8 +53,9 @@ func BenchmarkEmitOverhead(b *testing.B) {
 
 // BenchmarkSessionEndpointDown is a real session's wall time (open, two
 // turns with a tool call, close) without OTel, with otel_endpoint set to
-// a port nothing listens on (refused at once), and set to a blackholed
-// one (its connections are never answered), interleaved, each model call
+// a port nothing listens on (refused at once), set to a blackholed one
+// (its connections are never answered) and set to a working receiver,
+// interleaved, each model call
 // taking MUR_BENCH_TURN_MS (default 100 ms, a fast model; 0 shows the
 // absolute cost). Goal (issue #15): down changes wall time by ≤ 1%.
 func BenchmarkSessionEndpointDown(b *testing.B) {
@@ -65,6 +66,8 @@ func BenchmarkSessionEndpointDown(b *testing.B) {
 	down := "http://" + l.Addr().String()
 	l.Close()
 	hole := otel.Blackhole(b)
+	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer up.Close()
 	turn := 100 * time.Millisecond
 	if v := os.Getenv("MUR_BENCH_TURN_MS"); v != "" {
 		ms, err := strconv.Atoi(v)
@@ -73,8 +76,8 @@ func BenchmarkSessionEndpointDown(b *testing.B) {
 		}
 		turn = time.Duration(ms) * time.Millisecond
 	}
-	// Rotate the three so the machine's load falls on all alike.
-	eps := []string{"", down, hole}
+	// Rotate the four so the machine's load falls on all alike.
+	eps := []string{"", down, hole, up.URL}
 	walls := make([][]time.Duration, len(eps))
 	for i := range b.N {
 		for j := range eps {
@@ -91,7 +94,7 @@ func BenchmarkSessionEndpointDown(b *testing.B) {
 	}
 	mo := p50[0]
 	b.ReportMetric(float64(mo.Microseconds()), "off-p50-µs")
-	for k, name := range []string{"", "refused", "blackholed"} {
+	for k, name := range []string{"", "refused", "blackholed", "working"} {
 		if k == 0 {
 			continue
 		}

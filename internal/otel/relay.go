@@ -40,6 +40,8 @@ type relay struct {
 	held      int // spans in pending and in flight
 	inflight  bool
 	spoolDone bool      // earlier sessions' spool is sent or carried
+	started   bool      // run is sending: stop waits for it
+	closed    bool      // stop was called: run sends nothing
 	carried   []spooled // claimed spool files not delivered
 	bad       []string  // spool files that could not be read
 	lastErr   error
@@ -95,9 +97,13 @@ func (r *relay) run() {
 	case <-r.ctx.Done():
 		return
 	}
-	if !r.x.reached.Load() {
+	r.mu.Lock()
+	if r.closed || !r.x.reached.Load() {
+		r.mu.Unlock()
 		return // everything waits for the spool
 	}
+	r.started = true
+	r.mu.Unlock()
 	r.sendSpool()
 	for {
 		r.send()
@@ -196,11 +202,18 @@ func (r *relay) drain(budget time.Duration) {
 }
 
 // stop ends the relay's goroutine, abandoning a request in flight (its
-// batch is held again), and waits for it: an HTTP request ends at once
-// when its context is canceled.
+// batch is held again), and waits for it when it has started sending (an
+// HTTP request ends at once when its context is canceled); one that has
+// not is not waited for, and will send nothing.
 func (r *relay) stop() {
+	r.mu.Lock()
+	r.closed = true
+	started := r.started
+	r.mu.Unlock()
 	r.cancel()
-	<-r.stopped
+	if started {
+		<-r.stopped
+	}
 }
 
 // keep writes every span not delivered (the spool files carried, then the
