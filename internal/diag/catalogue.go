@@ -103,6 +103,7 @@ var Catalogue = []Entry{
 	{Code: RegScopeSource, Title: "no usable source for the artifact's scope", Decided: "by mur install, reading sources: in config.yaml and asking the GitHub API for the repository"},
 	{Code: RegOwner, Title: "scope source's owner differs from the one murmur.lock recorded", Decided: "by mur install, comparing the repository owner's GitHub id with murmur.lock's owner_id"},
 	{Code: RegAsset, Title: "scope source's release has no asset for the artifact", Decided: "by mur install, listing the assets of the release tagged with the version"},
+	{Code: RegKeyless, Title: "keyless signature, which this mur does not verify", Decided: "by mur install and a session's pull, where trusted_keys demands a signature and every attached bundle is keyless (or by an untrusted key)"},
 	{Code: RunNotInstalled, Title: "driver or harness binary not installed", Decided: "at staging: needs the installed artifacts (manifest.CheckDrivers)"},
 	{Code: RunPromptFile, Title: "system_prompt_file missing or unreadable", Decided: "at launch and by mur doctor: reads the prompt file (manifest.CheckPromptFiles)"},
 	{Code: RunPortInUse, Title: "internal_port already in use", Decided: "at launch: binds the port"},

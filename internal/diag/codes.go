@@ -178,6 +178,10 @@ const (
 	// RegAsset: a scope source's release for the version holds no
 	// .mur.zip asset for the artifact. mur's own.
 	RegAsset Code = "E-REG-018"
+	// RegKeyless: the artifact's only signatures are keyless (a Fulcio
+	// certificate and Rekor entries), which mur does not verify, where
+	// trusted_keys demands a signature. mur's own.
+	RegKeyless Code = "E-REG-019"
 	// DeployVersion: a dev build of mur has no release to deploy and no
 	// deploy.mur_version or --mur-binary was given.
 	DeployVersion Code = "E-DEPLOY-006"

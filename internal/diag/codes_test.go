@@ -71,7 +71,7 @@ func TestCatalogueComplete(t *testing.T) {
 	// machine spend meter's file, a declared field this build refuses, the
 	// MCP tool server's refusals, what mur replay cannot replay, a running
 	// session's refused pull or removal).
-	own := []Code{BldComponent, BldWorld, BldNative, BldSkill, RegNotFound, RegUnreachable, RegAuth, RegDigest, RegPin, RegPackage, RegMismatch, RegPublished, RegLock, RegSource, RegUnsigned, RegUntrusted, RegSignature, RegScopeSource, RegOwner, RegAsset, RunNotHonoured, RunResume, RunConversationRecord, RunReplayCapture, RunReplayRecords, RunInstall, SpendMeter, MCPToken, MCPMalformed, MCPTooLarge, MCPUnknownTool, MCPArguments}
+	own := []Code{BldComponent, BldWorld, BldNative, BldSkill, RegNotFound, RegUnreachable, RegAuth, RegDigest, RegPin, RegPackage, RegMismatch, RegPublished, RegLock, RegSource, RegUnsigned, RegUntrusted, RegSignature, RegScopeSource, RegOwner, RegAsset, RegKeyless, RunNotHonoured, RunResume, RunConversationRecord, RunReplayCapture, RunReplayRecords, RunInstall, SpendMeter, MCPToken, MCPMalformed, MCPTooLarge, MCPUnknownTool, MCPArguments}
 	if len(consts) != 74+len(own) {
 		t.Errorf("the specification names 74 codes and mur adds %d; codes.go has %d", len(own), len(consts))
 	}

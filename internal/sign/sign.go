@@ -47,6 +47,9 @@ var (
 	ErrInvalid = errors.New("signature does not verify")
 	// ErrKey: a key file cannot be read as a key of the kind expected.
 	ErrKey = errors.New("unusable key")
+	// ErrKeyless: the bundle is a keyless (Fulcio certificate) signature,
+	// which mur does not verify: no trust root is configured for it.
+	ErrKeyless = errors.New("keyless bundles are not verified by this mur")
 )
 
 // PublicKey is a trusted ECDSA P-256 public key with its id.
@@ -206,6 +209,10 @@ type verificationMaterial struct {
 	} `json:"publicKey"`
 	TlogEntries               []json.RawMessage `json:"tlogEntries"`
 	TimestampVerificationData *json.RawMessage  `json:"timestampVerificationData,omitempty"`
+	// A keyless bundle carries the signer's Fulcio certificate in one of
+	// these instead of a public key hint; read only to refuse it by name.
+	Certificate          *json.RawMessage `json:"certificate,omitempty"`
+	X509CertificateChain *json.RawMessage `json:"x509CertificateChain,omitempty"`
 }
 
 type messageSignature struct {
@@ -264,7 +271,9 @@ func Parse(data []byte) (*Bundle, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: data after the bundle", ErrMalformed)
 	}
-	switch {
+	switch vm := b.VerificationMaterial; {
+	case vm.Certificate != nil || vm.X509CertificateChain != nil:
+		return nil, fmt.Errorf("%w: it carries a signing certificate (Fulcio, with Rekor entries) where mur reads a public key hint; sign with a key (mur publish --sign, or cosign sign-blob --key)", ErrKeyless)
 	case b.MediaType != BundleMediaType:
 		return nil, fmt.Errorf("%w: mediaType %q, want %s", ErrMalformed, b.MediaType, BundleMediaType)
 	case b.VerificationMaterial.PublicKey == nil || b.VerificationMaterial.PublicKey.Hint == "":

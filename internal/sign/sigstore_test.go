@@ -4,10 +4,15 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +110,79 @@ func TestWeVerifySigstoreGoBundle(t *testing.T) {
 	}
 	if _, err := Verify(raw, digestOf([]byte("tampered")), []*PublicKey{pub}); err == nil {
 		t.Fatal("sigstore-go's bundle verified for other bytes")
+	}
+}
+
+// localCA is a CertificateProvider standing in for Fulcio: a CA made in
+// the test issues the signing key a short-lived code-signing certificate,
+// so sigstore-go writes a keyless bundle (verificationMaterial.certificate).
+type localCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+func (ca localCA) GetCertificate(_ context.Context, kp sgsign.Keypair, _ *sgsign.CertificateProviderOptions) ([]byte, error) {
+	tmpl := &x509.Certificate{
+		SerialNumber:   big.NewInt(2),
+		NotBefore:      time.Now().Add(-time.Minute),
+		NotAfter:       time.Now().Add(10 * time.Minute),
+		KeyUsage:       x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:    []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
+		EmailAddresses: []string{"ana@example.com"},
+	}
+	return x509.CreateCertificate(rand.Reader, tmpl, ca.cert, kp.GetPublicKey(), ca.key)
+}
+
+func newLocalCA(t *testing.T) localCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "test fulcio"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return localCA{cert, key}
+}
+
+// keylessBundle is a keyless bundle sigstore-go writes over data, its
+// certificate issued by a local CA.
+func keylessBundle(t *testing.T, data []byte) []byte {
+	t.Helper()
+	priv, _ := pair(t, t.TempDir(), "ephemeral")
+	pb, err := sgsign.Bundle(&sgsign.PlainData{Data: data}, keypair{priv}, sgsign.BundleOptions{CertificateProvider: newLocalCA(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := protojson.Marshal(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// A keyless bundle is refused by name (ErrKeyless), not as malformed, even
+// when its signing key is one mur trusts: mur verifies no certificate.
+func TestKeylessBundleRefusedByName(t *testing.T) {
+	pkg := []byte("the .mur.zip bytes")
+	raw := keylessBundle(t, pkg)
+	_, pub := pair(t, t.TempDir(), "ana")
+	_, err := Verify(raw, digestOf(pkg), []*PublicKey{pub})
+	if !errors.Is(err, ErrKeyless) || errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "keyless bundles are not verified by this mur") {
+		t.Fatalf("keyless bundle: %v, want ErrKeyless\n%s", err, raw)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -279,8 +280,9 @@ func (s *signature) pin() *artifact.Verified {
 // written: a scope the policy names must carry a bundle, attached where f
 // was fetched from, signed by one of the scope's trusted keys over f's
 // exact bytes. Unsigned is E-REG-013; signed only by keys not trusted
-// E-REG-014; a signature that does not verify or covers other bytes
-// E-REG-015. nil, nil when the policy asks nothing of f's scope.
+// E-REG-014; only keyless (or keyless and untrusted) E-REG-019; a
+// signature that does not verify or covers other bytes E-REG-015. nil,
+// nil when the policy asks nothing of f's scope.
 func (in *Installer) verifySignature(ctx context.Context, f *Fetched) (*signature, error) {
 	if !in.Trust.Demands(f.Ref.Scope) {
 		return nil, nil
@@ -313,23 +315,29 @@ func (in *Installer) verifySignature(ctx context.Context, f *Fetched) (*signatur
 		return nil, diag.New(diag.RegUnsigned, pos, field, fmt.Sprintf("%s from %s (%s) carries no signature, and %s demands one by %s; nothing was installed. Ask its publisher for a signed version (mur publish --sign KEY), or install it from a source that holds its signature", f.Ref, f.From, f.Digest, field, in.Trust.KeyList(f.Ref.Scope)))
 	case onlyUntrusted(err):
 		return nil, diag.New(diag.RegUntrusted, pos, field, fmt.Sprintf("%s from %s is signed, but by no key %s trusts (%s): %v; nothing was installed. Trust the signer's public key under %s if you mean to", f.Ref, f.From, field, in.Trust.KeyList(f.Ref.Scope), err, field))
+	case only(err, sign.ErrKeyless, sign.ErrUntrusted):
+		return nil, diag.New(diag.RegKeyless, pos, field, fmt.Sprintf("%s from %s is signed keyless (a Fulcio certificate, not a key): %v; nothing was installed. Ask its publisher for a signature by a key (mur publish --sign KEY, or cosign sign-blob --key) and trust that key under %s", f.Ref, f.From, strings.ReplaceAll(err.Error(), "\n", "; "), field))
 	}
 	return nil, diag.New(diag.RegSignature, pos, field, fmt.Sprintf("%s from %s (%s): its signature does not verify against these bytes (they were changed after signing, or the signature was): %v; nothing was installed", f.Ref, f.From, f.Digest, strings.ReplaceAll(err.Error(), "\n", "; ")))
 }
 
 // onlyUntrusted reports whether every bundle failed for want of a trusted
 // key (and none was invalid or malformed).
-func onlyUntrusted(err error) bool {
+func onlyUntrusted(err error) bool { return only(err, sign.ErrUntrusted) }
+
+// only reports whether every error joined in err is one of kinds.
+func only(err error, kinds ...error) bool {
+	errs := []error{err}
 	var joined interface{ Unwrap() []error }
 	if errors.As(err, &joined) {
-		for _, e := range joined.Unwrap() {
-			if !errors.Is(e, sign.ErrUntrusted) {
-				return false
-			}
-		}
-		return true
+		errs = joined.Unwrap()
 	}
-	return errors.Is(err, sign.ErrUntrusted)
+	for _, e := range errs {
+		if !slices.ContainsFunc(kinds, func(k error) bool { return errors.Is(e, k) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // keepSignature attaches a verified bundle in dst, so the store an

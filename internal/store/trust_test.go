@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/murmur/mur/internal/artifact"
@@ -238,5 +239,47 @@ func BenchmarkStageSigned(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// keyless is the shape of a keyless bundle (a certificate where mur reads
+// a key hint); mur refuses it by its shape, before any verification.
+const keyless = `{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"certificate":{"rawBytes":"MIIBkzCCATmgAwIBAgIBAjAKBggqhkjOPQQDAjAWMRQwEgYDVQQDEwt0ZXN0IGZ1bGNpbw=="},"tlogEntries":[]},"messageSignature":{"messageDigest":{"algorithm":"SHA2_256","digest":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="},"signature":"MEUCIQ=="}}`
+
+// An artifact whose only signatures are keyless is refused with E-REG-019
+// naming it, writing nothing; beside a valid signature by a trusted key,
+// the keyless one is passed over.
+func TestKeylessSignatureRefused(t *testing.T) {
+	ctx := context.Background()
+	ana, bob, policy := keys(t)
+	src := GlobalStore(t.TempDir())
+	for _, c := range []struct {
+		name string
+		by   *sign.PrivateKey
+	}{{"ana/keyless", nil}, {"ana/mixed", bob}, {"ana/both", ana}} {
+		data, m := pkg(t, c.name, "1.0.0")
+		r := ref(c.name + "@1.0.0")
+		src.Put(ctx, r, m, data)
+		if err := src.AttachSignature(ctx, r, []byte(keyless)); err != nil {
+			t.Fatal(err)
+		}
+		if c.by != nil {
+			b, _ := sign.Sign(c.by, artifact.Digest(data))
+			src.AttachSignature(ctx, r, b)
+		}
+	}
+	proj := ProjectAt(t.TempDir())
+	in := &Installer{Project: proj, Sources: []Source{src}, Check: InstallChecker, Trust: policy}
+	for _, name := range []string{"ana/keyless@1.0.0", "ana/mixed@1.0.0"} {
+		before := snapshot(t, proj.Dir)
+		_, err := in.Install(ctx, []artifact.Ref{ref(name)})
+		d := wantCode(t, err, diag.RegKeyless)
+		if d.Field != "trusted_keys.ana" || !strings.Contains(d.Msg, "keyless bundles are not verified by this mur") {
+			t.Fatalf("%s: %s at %s", name, d.Msg, d.Field)
+		}
+		sameTree(t, before, snapshot(t, proj.Dir))
+	}
+	if _, err := in.Install(ctx, []artifact.Ref{ref("ana/both@1.0.0")}); err != nil {
+		t.Fatalf("a keyless bundle beside a trusted key's signature: %v", err)
 	}
 }
