@@ -395,7 +395,7 @@ func TestUndeliveredSpansAreSpooledAndSentOnce(t *testing.T) {
 	// The endpoint comes up at the same address.
 	_, got := receiverOn(t, reopen())
 	run := func(task string) {
-		x, err := New(Options{Endpoint: hole, Warn: &warn, SpoolDir: root})
+		x, err := New(Options{Endpoint: hole, Warn: &warn, SpoolDir: root, FlushBudget: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
