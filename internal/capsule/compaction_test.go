@@ -122,16 +122,7 @@ func runCompaction(t *testing.T, hook bool, entry, extra string, turns int, twea
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	t.Setenv("HOME", home)
-	if err := os.MkdirAll(filepath.Join(home, ".murmur"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shared := filepath.Join(os.TempDir(), "mur-test-compile-cache-capsule")
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, filepath.Join(home, ".murmur", "cache")); err != nil {
-		t.Fatal(err)
-	}
+	shareCompileCache(t, home)
 	publish(t, root, "../../drivers/driver-openai", "driver-openai")
 	publish(t, root, "../../examples/file-go", "file-go")
 	hooks := ""

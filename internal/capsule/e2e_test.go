@@ -55,6 +55,9 @@ func publish(t *testing.T, root, srcDir, name string) {
 // under scope murmur.
 func publishDir(t *testing.T, root, name string, files map[string][]byte, exec ...string) {
 	t.Helper()
+	if home := os.Getenv("HOME"); strings.HasPrefix(home, root+string(filepath.Separator)) {
+		shareCompileCache(t, home)
+	}
 	dir := filepath.Join(root, "src", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -336,5 +339,30 @@ func TestRunCredentialRejected(t *testing.T) {
 	}
 	if n := len(prov.Requests()); n != 1 {
 		t.Errorf("a rejected credential was retried: %d requests", n)
+	}
+}
+
+// shareCompileCache links home's compile cache to one folder every test of
+// this package (and every later run on this machine) shares. Compiling
+// the driver, the tools and the hooks is most of a scenario's CPU — under
+// -race three quarters of it, all in wasmtime's compiler — and the cache
+// is keyed by each component's digest, wasmtime's version and the engine's
+// settings, so a shared entry is never stale. A home that already has a
+// cache keeps it (a test that wants a cold compile makes its own).
+func shareCompileCache(t *testing.T, home string) {
+	t.Helper()
+	link := filepath.Join(home, ".murmur", "cache")
+	if _, err := os.Lstat(link); err == nil {
+		return
+	}
+	shared := filepath.Join(os.TempDir(), "mur-test-compile-cache-capsule")
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, link); err != nil {
+		t.Fatal(err)
 	}
 }

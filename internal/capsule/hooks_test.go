@@ -86,20 +86,7 @@ func runHooksModel(t *testing.T, model string, hooks []hookDecl, extra string, s
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	t.Setenv("HOME", home)
-	// Compiling the driver, file-go and the hook takes most of a
-	// scenario's time on a loaded machine; the compile cache (keyed by
-	// each component's digest) is shared by every run, as the component
-	// tests' is.
-	if err := os.MkdirAll(filepath.Join(home, ".murmur"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shared := filepath.Join(os.TempDir(), "mur-test-compile-cache-capsule")
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, filepath.Join(home, ".murmur", "cache")); err != nil {
-		t.Fatal(err)
-	}
+	shareCompileCache(t, home)
 	publish(t, root, "../../drivers/driver-openai", "driver-openai")
 	publish(t, root, "../../examples/file-go", "file-go")
 	var entries strings.Builder
