@@ -66,7 +66,7 @@ func (l *launcher) scriptEntry(i int) (*scriptComponent, error) {
 	// included.
 	g := grant{name: e.Name, limits: grantFor(l.c, l.scope, e.Name, nil, false, osGetenv).limits}
 	sc.lc = &lazyComponent{rt: l.rt, wasm: file, id: componentID(r, file), g: g, dirs: l.dirs, instanceOnly: true,
-		host: func() *component.Host { return &component.Host{Tools: toolInvoker{}} },
+		host: func() *component.Host { return &component.Host{Tools: toolInvoker{}, Artifacts: l.artifactManager()} },
 		policy: func(wasi.Policy) wasi.Policy {
 			return wasi.Policy{Args: []string{path.Base(e.Name)}, Stdout: liveOut{sc}, Stderr: &sc.errs}
 		},

@@ -13,10 +13,9 @@ import (
 // them (the agent loop, the shell tools, the A2A door, hooks); a store
 // whose Host leaves one nil answers that import with the "not granted" /
 // "not available in this context" error the spec gives, so every world
-// links whatever the capsule grants. murmur:artifact-manager is not among
-// them: capabilities.install is refused at launch, so no script capsule
-// may pull or remove an artifact; it is not linked and a component that
-// imports it fails to instantiate naming it.
+// links whatever the capsule grants. murmur:artifact-manager is served
+// to script capsules (manage.go); without capabilities.install its calls
+// answer not granted.
 
 // TextSink receives murmur:text/chunks@0.1.0 emit calls of the call in
 // progress. Emit returns an error once nobody follows the call.
@@ -102,6 +101,7 @@ type Host struct {
 	Shell        ShellExecutor
 	TaskIO       TaskReader
 	Conversation ConversationReader
+	Artifacts    ArtifactManager
 }
 
 // guestInferenceKey marks the context of a guest's run-inference call:
@@ -169,6 +169,7 @@ func readErr(err error) cm.Val {
 // defineHost registers every murmur host import on l.
 func defineHost(l *cm.Linker) {
 	at := func(iface string) []string { return []string{iface} }
+	defineManage(l)
 
 	l.Func(at(IfaceChunks), "emit", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {
 		h := hostOf(c)

@@ -117,21 +117,21 @@ func sortMetas(ms []Meta) {
 // (component.Runtime.Imports and component.Exports; a test keeps them
 // equal). An artifact fits when every murmur:* interface it exports is at
 // the version listed for its package. World-only packages (murmur:host,
-// murmur:runtime-guest) serve no interface, and nothing serves
-// murmur:artifact-manager.
+// murmur:runtime-guest) serve no interface.
 var ServedWIT = map[string]string{
-	"murmur:capsule":       "0.1.0",
-	"murmur:conversation":  "0.1.0",
-	"murmur:driver":        "0.1.0",
-	"murmur:hook":          "0.5.0",
-	"murmur:message":       "0.1.0",
-	"murmur:runtime":       "0.2.0",
-	"murmur:shell":         "0.1.0",
-	"murmur:task":          "0.1.0",
-	"murmur:task-io":       "0.1.0",
-	"murmur:text":          "0.1.0",
-	"murmur:tool":          "0.1.0",
-	"murmur:tool-registry": "0.1.0",
+	"murmur:artifact-manager": "0.1.0",
+	"murmur:capsule":          "0.1.0",
+	"murmur:conversation":     "0.1.0",
+	"murmur:driver":           "0.1.0",
+	"murmur:hook":             "0.5.0",
+	"murmur:message":          "0.1.0",
+	"murmur:runtime":          "0.2.0",
+	"murmur:shell":            "0.1.0",
+	"murmur:task":             "0.1.0",
+	"murmur:task-io":          "0.1.0",
+	"murmur:text":             "0.1.0",
+	"murmur:tool":             "0.1.0",
+	"murmur:tool-registry":    "0.1.0",
 }
 
 // FitsWIT reports whether every export in wit (murmur:pkg/iface@x.y.z) is
