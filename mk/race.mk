@@ -4,6 +4,11 @@
 # make test-race   scripts/check-race-pkgs.sh first fails if a package that
 #                  starts a goroutine is in none of the lists below, then
 #                  go test -race over RACE_PKGS, privileged tests included.
+#                  internal/capsule runs on its own with every guest,
+#                  driver and hook built and required (MUR_REQUIRE_GUESTS):
+#                  its end-to-end scenarios (test-e2e, test-act-capsule,
+#                  test-hooks-capsule) run in CI here only, once, under
+#                  the race detector.
 #                  Budget: 20 min (the go test -timeout); measured
 #                  12.5 min at load average ~25 on 2 cores (bench/RESULTS.md).
 #
@@ -32,8 +37,9 @@ RACE_EXEMPT := ./tests/... ./bench/launchbench ./bench/treepss ./cmd/mur ./tools
 
 .PHONY: test-race
 
-test-race:
+test-race: guests drivers hooks
 	bash scripts/check-race-pkgs.sh $(RACE_PKGS) $(RACE_ELSEWHERE) $(RACE_EXEMPT)
-	MUR_TEST_PRIVILEGED=1 $(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	MUR_TEST_PRIVILEGED=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -race -count=1 -timeout 20m $(filter-out ./internal/capsule/...,$(RACE_PKGS))
+	MUR_TEST_PRIVILEGED=1 MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -race -count=1 -timeout 20m ./internal/capsule/...
 
 CI_TARGETS += test-race
