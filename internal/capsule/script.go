@@ -206,11 +206,16 @@ func (c *capped) tail() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	lines := strings.Split(strings.TrimSpace(c.b.String()), "\n")
-	for _, l := range lines {
+	for i, l := range lines {
 		// A Go guest's panic (sdk/go/capsule: an error from its run)
 		// names itself on this line; the goroutine dump after it does not.
 		if strings.HasPrefix(l, "panic: ") {
 			return l
+		}
+		// A JS guest's uncaught error (componentize-js) is its message,
+		// then "Stack:" and the frames, which do not name it.
+		if l == "Stack:" && i > 0 {
+			return lines[i-1]
 		}
 	}
 	if len(lines) > 3 {

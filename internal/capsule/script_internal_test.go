@@ -44,4 +44,9 @@ func TestCappedOutput(t *testing.T) {
 	if got := e.tail(); got != "panic: capsule run: no notes" {
 		t.Fatalf("tail = %q", got)
 	}
+	var js capped
+	js.Write([]byte("file-go: error: denied\nStack:\n  call@index.js:6:11\n  run@index.js:13:24\n\nRedirecting call to abort() to mozalloc_abort\n"))
+	if got := js.tail(); got != "file-go: error: denied" {
+		t.Fatalf("tail of a JS guest's uncaught error = %q", got)
+	}
 }

@@ -117,6 +117,10 @@ var ErrNotAvailable = errors.New("not available in this context")
 // links its functions (see defineHost) and never serves them.
 var ErrLifecycleImport = errors.New("murmur:hook/lifecycle is exported by hooks; the host does not serve its functions as imports")
 
+// ErrToolRunImport is a call to an imported murmur:tool/run#run: tools
+// export it; the host links it only so that a JS guest instantiates.
+var ErrToolRunImport = errors.New("murmur:tool/run is exported by tools; the host does not serve run as an import")
+
 // storeData is every store's data: the WASI context and the murmur host.
 type storeData struct {
 	wasi *wasi.Ctx
@@ -213,6 +217,15 @@ func defineHost(l *cm.Linker) {
 		}
 		r, err := h.Tools.Invoke(c.Context(), a[0].Str(), in)
 		return okOrErr(r, err), nil
+	})
+
+	// componentize-js keeps an imported interface whole, so a JS guest
+	// importing tool-registry/invoke (a script capsule) also imports
+	// murmur:tool/run's run, whose records invoke uses. It is linked so the
+	// component instantiates, and traps if called: a tool's run is an
+	// export, never something the host serves.
+	l.Func(at(IfaceToolRun), "run", func(*cm.Caller, []cm.Val) (cm.Val, error) {
+		return cm.Val{}, fmt.Errorf("%s#run: %w", IfaceToolRun, ErrToolRunImport)
 	})
 
 	l.Func(at(IfaceInference), "run-inference", func(c *cm.Caller, a []cm.Val) (cm.Val, error) {

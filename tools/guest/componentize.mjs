@@ -51,7 +51,9 @@ if (values.core) {
       sourcePath: path.resolve(values.js),
       witPath: dir,
       worldName: `${ROOT_PACKAGE}/${ROOT_WORLD}`,
-      disableFeatures: ['random', 'clocks', 'stdio', 'http', 'fetch-event'],
+      // A script capsule's stdout is its answer (docs/script-capsules.md),
+      // so it keeps stdio and console.log reaches it.
+      disableFeatures: ['random', 'clocks', ...(values.role === 'capsule' ? [] : ['stdio']), 'http', 'fetch-event'],
     });
     component = result.component;
   } finally {
