@@ -12,4 +12,5 @@ CI_TARGETS += demo
 test-e2e: guests drivers
 	MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -run 'TestRun' ./internal/capsule/
 
-CI_TARGETS += test-e2e
+# Not in CI_TARGETS: test-race runs these scenarios, with the rest of
+# internal/capsule, under the race detector and with every guest built.

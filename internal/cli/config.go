@@ -32,12 +32,15 @@ func newConfigCmd(env *Env) *cobra.Command {
 		Long: `config reads and writes the project's .murmur/config.yaml beside murmur.yaml,
 or with -g the global ~/.murmur/config.yaml. Keys:
 
-  resolution                       comma-separated: project, global, registry names
+  resolution                       comma-separated: project, global, sources, registry names
   publish                          mur publish's default target
   registries.<name>.url            https://host or http://127.0.0.1:port
   registries.<name>.namespace      repository prefix
   registries.<name>.username, .password, .token, .plain_http
   credentials.<NAME>               a gateway key (global only)
+  sources.<scope>.repo             the GitHub owner/name releasing <scope>'s artifacts
+  sources.<scope>.api_url, .token_env   API root (default https://api.github.com),
+                                   token variable (default GITHUB_TOKEN)
 
 Setting an empty value removes the key.`,
 		Example: `  mur config set -g credentials.OPENAI_API_KEY sk-...
