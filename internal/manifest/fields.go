@@ -152,7 +152,7 @@ var Fields = concat(
 		r("capabilities.peer_fetch.allow", "redeeming peer-file handles is not in this build of mur"),
 		r("capabilities.plan.submit", "the submit-plan tool is not in this build of mur"),
 		h("capabilities.install.from", "[stores] pulls from the project store then the global store; [stores, sources] also fetches a version neither holds from the scope's GitHub source (config.yaml sources.<scope>), pinned with its owner id and written to no store"),
-		h("capabilities.install.skill", "skills the pull-artifact tool may install into the running session; the same entries govern removals"),
+		h("capabilities.install.skill", "skills the pull-artifact tool (agent capsules) or manage.pull (script capsules) may install into the running session; the same entries govern removals"),
 		h("capabilities.install.tool", "WASM tools a pull may install into the running session and a removal take out; a native tool is refused with E-RUN-905"),
 		r("capabilities.spawn.allow", "sub-capsules (delegate-task, mur-roost) are not in this build of mur"),
 		r("capabilities.spawn.workdir_snapshot", "sub-capsules (delegate-task, mur-roost) are not in this build of mur"),
