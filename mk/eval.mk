@@ -16,4 +16,4 @@ test-eval: guests drivers hooks hook-eval
 	$(GO) test -count=1 ./internal/eval/
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/eval_' ./cmd/mur/
 
-CI_TARGETS += test-eval
+# In CI these scripts run in test-guest-scripts (mk/runscripts.mk).

@@ -26,4 +26,5 @@ test-mcp-js: build drivers guests
 bench-mcp: drivers guests
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -run '^$$' -bench 'MurMCPStdio|LoopbackHTTP' -benchtime 2000x -count 3 -timeout 20m ./internal/mcp/
 
-CI_TARGETS += test-mcp test-mcp-js
+CI_TARGETS += test-mcp-js
+# In CI these scripts run in test-guest-scripts (mk/runscripts.mk).

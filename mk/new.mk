@@ -8,4 +8,4 @@
 test-new-scripts: drivers guests hooks
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 15m -run 'TestScripts/new_' ./cmd/mur/
 
-CI_TARGETS += test-new-scripts
+# In CI these scripts run in test-guest-scripts (mk/runscripts.mk).

@@ -13,4 +13,4 @@ test-replay: guests drivers hooks
 	$(GO) test -count=1 ./internal/replay/
 	MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -count=1 -timeout 5m -run 'TestScripts/replay_' ./cmd/mur/
 
-CI_TARGETS += test-replay
+# In CI these scripts run in test-guest-scripts (mk/runscripts.mk).
