@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -57,6 +58,17 @@ type PublicKey struct {
 	ID   string
 	Key  *ecdsa.PublicKey
 	Path string // the file it was read from, for messages
+}
+
+// Named reports whether a bundle's key hint names k: mur writes its id
+// (sha256:<hex>), cosign sign-blob --key the same sha256 in standard
+// base64.
+func (k *PublicKey) Named(hint string) bool {
+	if hint == k.ID {
+		return true
+	}
+	sum, err := hex.DecodeString(strings.TrimPrefix(k.ID, "sha256:"))
+	return err == nil && hint == base64.StdEncoding.EncodeToString(sum)
 }
 
 // PrivateKey signs; ID is its public key's id.
@@ -310,7 +322,7 @@ func Verify(bundle []byte, digest string, trusted []*PublicKey) (Verified, error
 	}
 	var key *PublicKey
 	for _, k := range trusted {
-		if k.ID == b.KeyHint() {
+		if k.Named(b.KeyHint()) {
 			key = k
 			break
 		}

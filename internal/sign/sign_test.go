@@ -2,11 +2,13 @@ package sign
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -161,14 +163,40 @@ func FuzzVerify(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"certificate":{"rawBytes":"MIIB"}},"messageSignature":{"messageDigest":{"algorithm":"SHA2_256","digest":"AA=="},"signature":"MEUC"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := Verify(b, d, []*PublicKey{pub})
 		if err != nil {
 			return
 		}
 		bd, perr := Parse(b)
-		if perr != nil || bd.KeyHint() != pub.ID || v.Key != pub.ID {
+		if perr != nil || !pub.Named(bd.KeyHint()) || v.Key != pub.ID {
 			t.Fatalf("verified a bundle Parse refuses or that names another key: %v", perr)
 		}
 	})
+}
+
+// cosign sign-blob --key names its key by the same sha256 in standard
+// base64 (cosign's MakeProtobufBundle); mur reads that hint too.
+func TestBase64KeyHint(t *testing.T) {
+	dir := t.TempDir()
+	priv, pub := pair(t, dir, "ana")
+	_, bob := pair(t, dir, "bob")
+	d := digestOf([]byte("pkg"))
+	raw, err := Sign(priv, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := hex.DecodeString(strings.TrimPrefix(pub.ID, "sha256:"))
+	b64 := base64.StdEncoding.EncodeToString(sum)
+	raw = []byte(strings.Replace(string(raw), `"hint":"`+pub.ID+`"`, `"hint":"`+b64+`"`, 1))
+	if !strings.Contains(string(raw), b64) {
+		t.Fatal("hint not rewritten")
+	}
+	if v, err := Verify(raw, d, []*PublicKey{bob, pub}); err != nil || v.Key != pub.ID {
+		t.Fatalf("base64 hint: %+v, %v", v, err)
+	}
+	if _, err := Verify(raw, d, []*PublicKey{bob}); !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("base64 hint of an untrusted key: %v", err)
+	}
 }
