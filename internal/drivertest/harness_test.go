@@ -233,9 +233,18 @@ type response struct {
 // call runs one inference call, collecting the chunks the guest emits.
 func (in *instance) call(req any) outcome {
 	in.t.Helper()
+	o, err := in.try(req)
+	if err != nil {
+		in.t.Fatalf("run: %v", err)
+	}
+	return o
+}
+
+// try is call, returning the error of a call that trapped.
+func (in *instance) try(req any) (outcome, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
-		in.t.Fatal(err)
+		return outcome{}, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -253,10 +262,7 @@ func (in *instance) call(req any) outcome {
 	res, err := in.tool.Run(ctx, component.ToolInput{Data: &s})
 	close(ch)
 	<-done
-	if err != nil {
-		in.t.Fatalf("run: %v", err)
-	}
-	return outcome{res: res, chunks: chunks}
+	return outcome{res: res, chunks: chunks}, err
 }
 
 // guestSaw is everything the guest could read or produce: its
