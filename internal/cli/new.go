@@ -20,7 +20,7 @@ import (
 func init() { register(newNewCmd) }
 
 // templates holds one directory per kind and language (tool-go, tool-js,
-// hook-go, driver-go, capsule, skill); each file is a text/template
+// script-go, script-js, hook-go, driver-go, capsule, skill); each file is a text/template
 // named with a .tmpl suffix, which keeps the Go sources out of this
 // module's packages.
 //
@@ -30,6 +30,7 @@ var templates embed.FS
 // newKinds are the kinds mur new writes, and the languages each has.
 var newKinds = map[string][]string{
 	"tool":    {"go", "js"},
+	"script":  {"go", "js"},
 	"driver":  {"go"},
 	"hook":    {"go"},
 	"capsule": nil,
@@ -43,13 +44,16 @@ var newName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 func newNewCmd(env *Env) *cobra.Command {
 	var lang, root string
 	cmd := &cobra.Command{
-		Use:   "new tool|driver|hook|capsule|skill NAME",
+		Use:   "new tool|script|driver|hook|capsule|skill NAME",
 		Short: "Write a new project from a template: a murmur.yaml, its source, a build script and a test",
 		Long: `New writes the folder NAME with a working project of the kind asked for,
 from templates inside mur:
 
   tool     murmur.yaml, Go source using sdk/go/tool (or --lang js: index.js),
            a test (go test, or node --test), build.sh
+  script   a script capsule (no model: the component calls its tools) in Go
+           using sdk/go/capsule (or --lang js: index.js), build.sh, and
+           capsule/murmur.yaml, the capsule that runs it with murmur/file-go
   driver   an inference driver in Go (sdk/go/driver): murmur.yaml with a
            model, the turn, a test of its event parsing, build.sh
   hook     a hook in Go (sdk/go/hook) that notes each tool call, its test,
@@ -64,6 +68,8 @@ or the source tree mur new runs in) and packs it with mur build. NAME
 must not exist yet.`,
 		Example: `  mur new tool greet && bash greet/build.sh && mur publish greet/greet-0.1.0.mur.zip --scope me
   mur new tool greet-js --lang js
+  mur new script tidy && bash tidy/build.sh && mur publish tidy/tidy-0.1.0.mur.zip --scope me && cd tidy/capsule && mur install && mur run
+  mur new script tidy-js --lang js
   mur new capsule my-agent && cd my-agent && mur install
   mur new skill house-style && mur build house-style`,
 		Args: cobra.ExactArgs(2),
@@ -77,7 +83,7 @@ must not exist yet.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&lang, "lang", "go", "source language of a tool: go or js (drivers and hooks: go)")
+	cmd.Flags().StringVar(&lang, "lang", "go", "source language of a tool or script: go or js (drivers and hooks: go)")
 	cmd.Flags().StringVar(&root, "mur-root", "", "mur's source tree, for the guest SDK and toolchain (default: MUR_ROOT, else the tree the current folder is in)")
 	return cmd
 }
@@ -86,7 +92,7 @@ must not exist yet.`,
 func newProject(kind, name, lang, root string) (string, error) {
 	langs, ok := newKinds[kind]
 	if !ok {
-		return "", usageError(fmt.Errorf("new %s: no such kind; give tool, driver, hook, capsule or skill", kind))
+		return "", usageError(fmt.Errorf("new %s: no such kind; give tool, script, driver, hook, capsule or skill", kind))
 	}
 	if !newName.MatchString(name) {
 		return "", usageError(fmt.Errorf("new %s %q: a name is lower-case letters, digits, '.', '_' and '-', starting with a letter or digit", kind, name))
@@ -98,7 +104,7 @@ func newProject(kind, name, lang, root string) (string, error) {
 		}
 		tdir = kind + "-" + lang
 	} else if lang != "go" {
-		return "", usageError(fmt.Errorf("new %s: --lang is for tools, drivers and hooks", kind))
+		return "", usageError(fmt.Errorf("new %s: --lang is for tools, scripts, drivers and hooks", kind))
 	}
 	if _, err := os.Lstat(name); err == nil {
 		return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("new: %s already exists; pick another name or remove it", name)}
@@ -142,6 +148,10 @@ func newProject(kind, name, lang, root string) (string, error) {
 		mode := os.FileMode(0o644)
 		if strings.HasSuffix(rel, ".sh") {
 			mode = 0o755
+		}
+		// A script's capsule/murmur.yaml is the one file in a subfolder.
+		if err := os.MkdirAll(filepath.Join(name, filepath.Dir(rel)), 0o755); err != nil {
+			return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("new: %w", err)}
 		}
 		if err := os.WriteFile(filepath.Join(name, rel), b, mode); err != nil {
 			return "", &ExitError{Code: ExitFailed, Err: fmt.Errorf("new: %w", err)}
