@@ -15,9 +15,12 @@
 //
 //	func main() {}
 //
-// The capsule world imports murmur:tool-registry/invoke only: every call
-// runs a tool of the capsule under that tool's own grants, through the
-// same checks, policy hooks and trace records as a model's call. What
+// The capsule world imports murmur:tool-registry/invoke: every call runs
+// a tool of the capsule under that tool's own grants, through the same
+// checks, policy hooks and trace records as a model's call. Under the
+// capsule's capabilities.install, Pull, Remove, List, Describe and
+// Diagnostics reach murmur:artifact-manager/manage (docs/install.md); a
+// component that calls none of them does not import it. What
 // the script prints on stdout is the task's answer (out/result.txt);
 // an error from the run function fails the task with its text
 // (docs/script-capsules.md).

@@ -2,7 +2,8 @@
 // generated world that includes its role's murmur world plus the imports
 // the host links for that role whether or not they are granted (wasi:http
 // for every role, tool-registry, shell, message and run-inference for
-// tools, task-io and conversation for hooks). wit-component keeps
+// tools, task-io and conversation for hooks, artifact-manager for script
+// capsules). wit-component keeps
 // only the imports the code actually calls, so a component names exactly
 // the interfaces it uses.
 import { WASI_VERSION } from './wit.mjs';
@@ -19,7 +20,7 @@ export const ROLES = {
     'import murmur:runtime/inference@0.2.0;',
   ],
   driver: ['murmur:runtime-guest/driver@0.1.0', http],
-  capsule: ['murmur:runtime-guest/capsule@0.1.0', http],
+  capsule: ['murmur:runtime-guest/capsule@0.1.0', http, 'import murmur:artifact-manager/manage@0.1.0;'],
   hook: [
     'murmur:runtime/hook@0.2.0',
     http,
@@ -48,6 +49,7 @@ const NOT_FOR_JS = new Set([
   'import murmur:shell/execute@0.1.0;',
   'import murmur:message/send@0.1.0;',
   'import murmur:runtime/inference@0.2.0;',
+  'import murmur:artifact-manager/manage@0.1.0;',
 ]);
 
 // A JavaScript hook exports the lifecycle without the hook world's
@@ -61,6 +63,7 @@ const JS_BASE = { hook: 'export murmur:hook/lifecycle@0.5.0;' };
 // defines those as traps (internal/component), so the component links,
 // but a guest that does not call run-inference should not carry it.
 const JS_ON_IMPORT = {
+  capsule: ['murmur:artifact-manager/manage@0.1.0'],
   tool: ['murmur:runtime/inference@0.2.0'],
   hook: ['murmur:runtime/inference@0.2.0'],
 };
