@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -429,6 +430,38 @@ func TestUndeliveredSpansAreSpooledAndSentOnce(t *testing.T) {
 	}
 	if len(ids) != 18 {
 		t.Fatalf("received %d spans after the third session, want 18", len(ids))
+	}
+}
+
+// TestOrphanedClaimIsClaimedAgain: a spool file claimed by a mur that
+// was killed before it sent it is claimed by the next session; one
+// claimed by a mur still running (this process: a door runs many
+// sessions) is left to it.
+func TestOrphanedClaimIsClaimedAgain(t *testing.T) {
+	sp := newSpool(t.TempDir(), "http://c:1/v1/traces")
+	rs := func(name string) []*tracepb.ResourceSpans {
+		return []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{Name: name}}}}}}
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for name, pid := range map[string]int{"orphan": dead.Process.Pid, "live": os.Getpid()} {
+		path, _, _, err := sp.write(rs(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path, path+sendingExt+"-"+strconv.Itoa(pid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, bad := sp.claim()
+	if len(got) != 1 || len(bad) != 0 || got[0].rs[0].ScopeSpans[0].Spans[0].Name != "orphan" {
+		t.Fatalf("claimed %v (set aside %v): want the orphaned file only", got, bad)
+	}
+	sp.unclaim(got[0])
+	if files, _ := sp.files(); len(files) != 1 {
+		t.Fatalf("after unclaim the spool lists %v, want the orphan back", files)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -26,7 +28,7 @@ const (
 	// maxSpoolDir bounds one endpoint's spool: the oldest files go first.
 	maxSpoolDir = 32 << 20
 	spoolExt    = ".pb"
-	sendingExt  = ".sending"
+	sendingExt  = ".sending" // then -<pid> of the claiming mur
 )
 
 // SpoolDir is where the sessions of a MURMUR_HOME spool their undelivered
@@ -143,17 +145,25 @@ func (s *spool) files() ([]spoolFile, int64) {
 }
 
 // claim takes every spool file for this session, oldest first: renaming
-// it to <name>.sending is atomic, so of two sessions that reach the
-// endpoint together only one sends it. A file that is not a spool (too
-// large, or not an OTLP request) is renamed <name>.bad and reported in
-// bad.
+// it to <name>.sending-<pid> is atomic, so of two sessions that reach the
+// endpoint together only one sends it. A file claimed by a mur that is no
+// longer running (killed before it sent it) is claimed again. A file that
+// is not a spool (too large, or not an OTLP request) is renamed
+// <name>.bad and reported in bad.
 func (s *spool) claim() (got []spooled, bad []string) {
 	files, _ := s.files()
+	files = append(files, s.orphans()...)
+	slices.SortFunc(files, func(a, b spoolFile) int { return strings.Compare(a.path, b.path) })
 	for _, f := range files {
-		sending := f.path + sendingExt
+		base := f.path
+		if i := strings.LastIndex(base, sendingExt); i > 0 {
+			base = base[:i]
+		}
+		sending := base + sendingExt + "-" + strconv.Itoa(os.Getpid())
 		if os.Rename(f.path, sending) != nil {
 			continue // another session claimed it
 		}
+		f.path = base
 		var req coltrace.ExportTraceServiceRequest
 		b, err := readBounded(sending, 2*maxSpoolFile)
 		if err == nil {
@@ -169,9 +179,33 @@ func (s *spool) claim() (got []spooled, bad []string) {
 	return got, bad
 }
 
+// orphans are the claimed files whose claiming process is gone.
+func (s *spool) orphans() []spoolFile {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil
+	}
+	var out []spoolFile
+	for _, e := range ents {
+		i := strings.LastIndex(e.Name(), spoolExt+sendingExt+"-")
+		if i < 0 || !e.Type().IsRegular() {
+			continue
+		}
+		pid, err := strconv.Atoi(e.Name()[i+len(spoolExt+sendingExt+"-"):])
+		// Signal 0 checks the process exists; EPERM means it does.
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		out = append(out, spoolFile{path: filepath.Join(s.dir, e.Name())})
+	}
+	return out
+}
+
 // unclaim gives a claimed file back to the spool.
 func (s *spool) unclaim(f spooled) {
-	os.Rename(f.path, strings.TrimSuffix(f.path, sendingExt))
+	if i := strings.LastIndex(f.path, sendingExt+"-"); i > 0 {
+		os.Rename(f.path, f.path[:i])
+	}
 }
 
 func readBounded(path string, limit int64) ([]byte, error) {
