@@ -266,13 +266,54 @@ func (in *installs) admit(f *store.Fetched, pkg *artifact.Package) (*manifest.Ar
 		default:
 			return a, refused("%s declares runtime: tool with execution %s, which is not a tool payload", f.Ref, a.ExecutionType())
 		}
-		if a.ProviderTool != nil {
-			return a, refused("%s is a provider tool; declare it in artifacts: so its containment and vision terms are checked at launch", f.Ref)
+		if a.ProviderTool != nil || a.ProviderToolProblem != "" {
+			if err := in.providerTerms(name, a); err != nil {
+				return a, err
+			}
 		}
 	default:
 		return a, refused("%s is a runtime: %s artifact; only skills and tools are pulled, never drivers or hooks", f.Ref, a.Runtime)
 	}
 	return a, nil
+}
+
+// providerTerms refuses a provider tool on the terms a launch refuses a
+// declared one (manifest.CheckProviderTools): a containment floor below
+// sealed (E-CAP-003), a model that is vision: false (E-RUN-057), or a
+// malformed provider_tool: block (E-RUN-058).
+func (in *installs) providerTerms(name string, a *manifest.Artifact) error {
+	c := *in.l.c
+	c.Artifacts = append(slices.Clip(c.Artifacts), manifest.ArtifactRef{Name: name, Version: a.Version, Runtime: manifest.RoleTool})
+	floor := ""
+	if c.Capabilities != nil {
+		floor = c.Capabilities.Containment
+	}
+	over := pulledOver{name: name, a: a}
+	if in.l.res != nil {
+		over.staged = in.l.res
+	}
+	ds := manifest.CheckProviderTools(&c, over, floor)
+	if errs := ds.Errors(); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// pulledOver answers the launch's staged artifacts and one being pulled.
+type pulledOver struct {
+	staged manifest.Installed
+	name   string
+	a      *manifest.Artifact
+}
+
+func (p pulledOver) Artifact(name string) (*manifest.Artifact, bool) {
+	if name == p.name {
+		return p.a, true
+	}
+	if p.staged == nil {
+		return nil, false
+	}
+	return p.staged.Artifact(name)
 }
 
 // toolDir is where a pulled artifact's files are laid out for the agent.
