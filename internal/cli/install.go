@@ -33,8 +33,9 @@ out writes them to the project store (.murmur/ beside murmur.yaml) and updates
 murmur.lock (origin: operator). Any refusal writes nothing. An artifact whose
 scope config.yaml's trusted_keys names must carry a signature by one of that
 scope's keys (mur publish --sign): unsigned is E-REG-013, signed by no trusted
-key E-REG-014, a signature that does not verify E-REG-015; murmur.lock records
-the key (verified:).
+key E-REG-014, a signature that does not verify E-REG-015, only keyless
+signatures E-REG-019; murmur.lock records the key (verified:), and every
+mur run checks that signature again under the trusted_keys of the day.
 
 install NAME@VERSION installs that version; a bare NAME (<scope>/<name>) the
 newest version, by semver precedence, that fits the WIT level this mur serves
