@@ -38,12 +38,10 @@ export const ROOT_PACKAGE = 'murmur-build:guest';
 export const ROOT_WORLD = 'guest';
 
 // A JavaScript guest is not offered the tool imports the Go SDK wraps
-// (tool-registry, shell, message; run-inference only on import, below):
-// componentize-js keeps every import of
-// the world whole (a module's calls cannot be traced statically), so each
-// would be imported whether used or not, and tool-registry's use of
-// murmur:tool/run's records would import the tool's own run function,
-// which no host defines.
+// (tool-registry, shell, message, run-inference) up front: componentize-js
+// keeps every import of the world whole (a module's calls cannot be
+// traced statically), so each would be imported whether used or not. It
+// gets them only on import, below.
 const NOT_FOR_JS = new Set([
   'import murmur:tool-registry/invoke@0.1.0;',
   'import murmur:shell/execute@0.1.0;',
@@ -57,14 +55,21 @@ const NOT_FOR_JS = new Set([
 const JS_BASE = { hook: 'export murmur:hook/lifecycle@0.5.0;' };
 
 // JS_ON_IMPORT: the interfaces a JavaScript tool or hook is offered only
-// when its module imports them by name. murmur:runtime/inference uses
-// lifecycle's message record, so componentize-js, keeping imports whole,
-// also imports murmur:hook/lifecycle with every function; the host
-// defines those as traps (internal/component), so the component links,
-// but a guest that does not call run-inference should not carry it.
+// when its module imports them by name. Whole imports drag in the
+// interfaces whose types they use, functions and all:
+// murmur:runtime/inference brings murmur:hook/lifecycle, and
+// murmur:tool-registry/invoke brings murmur:tool/run with the tool's own
+// run function. The host links those functions as traps
+// (internal/component), so the component links, but a guest that does not
+// use the import should not carry it.
 const JS_ON_IMPORT = {
   capsule: ['murmur:artifact-manager/manage@0.1.0'],
-  tool: ['murmur:runtime/inference@0.2.0'],
+  tool: [
+    'murmur:tool-registry/invoke@0.1.0',
+    'murmur:shell/execute@0.1.0',
+    'murmur:message/send@0.1.0',
+    'murmur:runtime/inference@0.2.0',
+  ],
   hook: ['murmur:runtime/inference@0.2.0'],
 };
 
