@@ -126,7 +126,7 @@ func serveCapsule(env *Env, o capsule.Options, dp *doorPlan) int {
 		Name: dp.capsule.Name, Version: dp.capsule.Version,
 		Skills: skillsOf(dp.capsule), Queue: q,
 		Backend: tallied{inner: s.DoorBackend(), tally: tally}, Auth: auth,
-		SpillDir: s.Dirs().Runtime(), Images: s.ImageLimits(),
+		SpillDir: s.Dirs().Runtime(), Images: s.ImageLimits(), TextOnly: s.TextOnly(),
 		PeerTasks: dp.capsule.Exports != nil && dp.capsule.Exports.PeerTasks != nil && dp.capsule.Exports.PeerTasks.Accept,
 		OnStop:    func() { stopOnce.Do(func() { close(stopped) }) },
 	})

@@ -2,6 +2,7 @@ package door
 
 import (
 	"encoding/json"
+	"github.com/murmur/mur/internal/images"
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -44,7 +45,7 @@ func (d *Door) card() *a2a.AgentCard {
 			Streaming:         d.cfg.Queue.Policy().Acceptance != "none",
 			ExtendedAgentCard: d.cfg.Auth != nil,
 		},
-		DefaultInputModes:  []string{"text/plain"},
+		DefaultInputModes:  d.inputModes(),
 		DefaultOutputModes: []string{"text/plain"},
 		Skills:             []a2a.AgentSkill{},
 	}
@@ -77,4 +78,13 @@ func (d *Door) serveCard(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	_, _ = w.Write(body)
+}
+
+// inputModes are what a message may carry: text, and the image types the
+// door admits unless the capsule's model is handed text only.
+func (d *Door) inputModes() []string {
+	if d.cfg.TextOnly != "" {
+		return []string{"text/plain"}
+	}
+	return append([]string{"text/plain"}, images.MediaTypes()...)
 }

@@ -75,6 +75,12 @@ type Config struct {
 	// Images are context.images: a message's images are refused past
 	// them (-32602). The zero value takes the spec's defaults.
 	Images images.Limits
+	// TextOnly, when set, says why the capsule's model is handed a task's
+	// text and nothing else (a harness under transport: process, whose
+	// launch request carries the prompt only): a message carrying an image
+	// is refused with -32602 naming the part and this reason, rather than
+	// the image being dropped unseen, and the card offers text/plain only.
+	TextOnly string
 	// MaxBodyBytes bounds one request body; unset, it is
 	// DefaultMaxBodyBytes plus room for max_per_turn images of max_bytes
 	// each, base64-encoded.

@@ -93,7 +93,7 @@ func (x executor) start(ctx context.Context, ec *a2asrv.ExecutorContext, yield f
 	d := x.d
 	c, _ := callerFrom(ctx)
 	info := ec.TaskInfo()
-	imgs, err := messageImages(ec.Message, d.cfg.Images)
+	imgs, err := messageImages(ec.Message, d.cfg.Images, d.cfg.TextOnly)
 	if err != nil {
 		// Refused before admission: the message never becomes a task.
 		yield(nil, err)

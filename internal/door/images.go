@@ -14,7 +14,7 @@ import (
 // more than max_per_turn images, is refused whole with -32602
 // (a2a.ErrInvalidParams), naming the part and the limit. Other parts are
 // not images and are left as they were.
-func messageImages(m *a2a.Message, l images.Limits) ([]images.Image, error) {
+func messageImages(m *a2a.Message, l images.Limits, textOnly string) ([]images.Image, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -31,6 +31,9 @@ func messageImages(m *a2a.Message, l images.Limits) ([]images.Image, error) {
 		mt, ok := images.Detect(p.MediaType, raw)
 		if !ok {
 			continue
+		}
+		if textOnly != "" {
+			return nil, fmt.Errorf("message part %d: an image (%s), but %s; send the task as text: %w", i, mt, textOnly, a2a.ErrInvalidParams)
 		}
 		img := images.Image{MediaType: mt, Data: raw}
 		if err := turn.Admit(img); err != nil {

@@ -1,11 +1,16 @@
 package door
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/murmur/mur/internal/images"
 )
@@ -74,5 +79,37 @@ func TestDefaultBodyHoldsImages(t *testing.T) {
 	f := open(t, queueSleep, nil)
 	if want := int64(DefaultMaxBodyBytes + 5*((5<<20+2)/3*4)); f.door.cfg.MaxBodyBytes != want {
 		t.Fatalf("MaxBodyBytes %d, want %d", f.door.cfg.MaxBodyBytes, want)
+	}
+}
+
+// A capsule whose model is handed text only (a process harness) refuses a
+// message carrying an image, naming the part and why, instead of running
+// the task without it; text still runs, and the card offers text only.
+func TestTextOnlyRefusesImages(t *testing.T) {
+	const why = "this capsule runs on a harness (transport: process), which is handed the task's text only"
+	f := open(t, queueSleep, func(c *Config) { c.TextOnly = why })
+	status, env, raw := post(t, f.door, imageSend([2]string{"image/png", string(pngBytes)}), nil)
+	if status != 200 || code(env) != codeInvalidParams || !strings.Contains(string(raw), "message part 1: an image (image/png), but "+why) {
+		t.Fatalf("status %d code %d: %s", status, code(env), raw)
+	}
+	if n := f.backend.count(RecordTaskReceived); n != 0 {
+		t.Fatalf("the refused message became %d tasks", n)
+	}
+	// A part mislabelled as an image is no image: the message runs.
+	if status, env, raw := post(t, f.door, imageSend([2]string{"image/jpeg", string(pngBytes)}), nil); status != 200 || env.Error != nil {
+		t.Fatalf("status %d: %s", status, raw)
+	}
+	for _, tc := range []struct {
+		textOnly string
+		want     string
+	}{{why, "[text/plain]"}, {"", "[text/plain image/gif image/jpeg image/png image/webp]"}} {
+		f := open(t, queueSleep, func(c *Config) { c.TextOnly = tc.textOnly })
+		card, err := agentcard.NewResolver(http.DefaultClient).Resolve(context.Background(), f.door.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(card.DefaultInputModes); got != tc.want {
+			t.Errorf("text only %q: input modes %s, want %s", tc.textOnly, got, tc.want)
+		}
 	}
 }

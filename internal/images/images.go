@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/murmur/mur/internal/manifest"
@@ -64,6 +65,17 @@ func Resolve(c *manifest.Images) (Limits, error) {
 // sniffed are the image types a model reads, by the media type Go's
 // content sniffing (the WHATWG algorithm) reports for their bytes.
 var sniffed = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// MediaTypes are the image types Detect admits, sorted: what a door offers
+// as input modes beside text.
+func MediaTypes() []string {
+	out := make([]string, 0, len(sniffed))
+	for mt := range sniffed {
+		out = append(out, mt)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Detect reports whether a content part declared as mediaType is an
 // image a model can read, and its media type: the declared type must be
