@@ -29,6 +29,20 @@ func (i installer) Call(context.Context, json.RawMessage) (Result, error) {
 // installed tool, then answers; it returns each request's tool names and
 // the tools_refreshed lines.
 func refreshRun(t *testing.T, byAgent bool, mode string, tasks int) ([][]string, []map[string]any) {
+	return refreshRunWith(t, byAgent, mode, tasks, nil)
+}
+
+// committer is an on-compaction hook that always replaces the context,
+// at every turn (the threshold is set to nothing).
+type committer struct{}
+
+func (committer) Active() bool { return true }
+
+func (committer) Compact(context.Context, CompactionEvent) (CompactionResult, error) {
+	return CompactionResult{Committed: true, Hook: "test/compact", Messages: []TextMessage{{Role: RoleUser, Content: "summary"}}}, nil
+}
+
+func refreshRunWith(t *testing.T, byAgent bool, mode string, tasks int, compactor Compactor) ([][]string, []map[string]any) {
 	t.Helper()
 	var inv *Inventory
 	var seen [][]string
@@ -53,8 +67,12 @@ func refreshRun(t *testing.T, byAgent bool, mode string, tasks int) ([][]string,
 		return passed(`{"text":"done","stop_reason":"end_turn"}`), nil
 	})
 	sink := &recordSink{}
-	l := testLoop(t, 100, []Tool{installer{&inv, byAgent}}, Runtime{Driver: drv, Events: sink}, func(c *manifest.Capsule) {
+	l := testLoop(t, 100, []Tool{installer{&inv, byAgent}}, Runtime{Driver: drv, Events: sink, Compactor: compactor}, func(c *manifest.Capsule) {
 		c.Inference.ToolRefresh = mode
+		if compactor != nil {
+			tiny := 1e-9
+			c.Inference.Compaction = &manifest.Compaction{Threshold: &tiny}
+		}
 	})
 	inv = l.plan.Tools
 	for i := range tasks {
@@ -96,5 +114,17 @@ func TestToolRefreshOtherInstalls(t *testing.T) {
 	}
 	if len(lines) != 1 || lines[0]["trigger"] != RefreshImmediate {
 		t.Fatalf("immediate: tools_refreshed = %v", lines)
+	}
+}
+
+// Under compaction, another install is offered at the first call after a
+// compaction replaced the context, within the same task.
+func TestToolRefreshAfterCompaction(t *testing.T) {
+	seen, lines := refreshRunWith(t, false, "compaction", 1, committer{})
+	if len(seen) != 3 || slices.Contains(seen[0], "pulled") || !slices.Contains(seen[1], "pulled") {
+		t.Fatalf("tool lists per call = %v", seen)
+	}
+	if len(lines) != 1 || lines[0]["trigger"] != RefreshCompacted {
+		t.Fatalf("tools_refreshed = %v", lines)
 	}
 }
