@@ -6,7 +6,7 @@
 // puts it in the component's world (tools/guest/lib/worlds.mjs). Input is
 // JSON:
 //
-//   {"tool": "echo-go", "input": "hi", "shell": ["echo", "hello"],
+//   {"tool": "echo-go", "input": {"text": "hi"}, "shell": ["echo", "hello"],
 //    "peer": "http://127.0.0.1:8080/", "text": "do this"}
 //
 // The result's data is a JSON object with one key per part that ran; a
@@ -38,7 +38,8 @@ export const run = {
     }
     const out = {};
     if (typeof req.tool === 'string') {
-      const data = typeof req.input === 'string' ? req.input : JSON.stringify(req.input ?? {});
+      // The host passes the callee JSON only, as the model would.
+      const data = JSON.stringify(req.input ?? {});
       let r;
       try {
         r = invoke(req.tool, { data, logPath: undefined });
