@@ -3,7 +3,6 @@ package capsule_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,18 +68,7 @@ func TestJSToolRunInference(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	t.Setenv("HOME", home)
-	// The compile cache the hook scenarios share: summarize-js is
-	// compiled once per digest.
-	shared := filepath.Join(os.TempDir(), "mur-test-compile-cache-capsule")
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(home, ".murmur"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(shared, filepath.Join(home, ".murmur", "cache")); err != nil {
-		t.Fatal(err)
-	}
+	shareCompileCache(t, home)
 	guesttest.File(t, "summarize-js")
 	publish(t, root, "../../drivers/driver-openai", "driver-openai")
 	publish(t, root, "../../examples/summarize-js", "summarize-js")

@@ -57,7 +57,7 @@ func runJSScript(t *testing.T, root, dir, hook string) (int, string, string, []m
 // fails the task with the hook's reason.
 func TestScriptCapsuleJS(t *testing.T) {
 	root, home := scriptHome(t)
-	linkSharedCompileCache(t, home)
+	shareCompileCache(t, home)
 	publish(t, root, "../../examples/script-js", "script-js")
 	publish(t, root, "../../examples/echo-go", "echo-go")
 	publish(t, root, "../../examples/file-go", "file-go")
@@ -113,21 +113,5 @@ func TestScriptCapsuleJS(t *testing.T) {
 	workdir, _ = lines[0]["workdir"].(string)
 	if _, err := os.Stat(filepath.Join(workdir, "greeting.txt")); err == nil {
 		t.Error("the denied write ran: greeting.txt exists")
-	}
-}
-
-// linkSharedCompileCache points home's compile cache at the one the
-// package's component tests share, so a component is compiled once per
-// digest, not once per test.
-func linkSharedCompileCache(t *testing.T, home string) {
-	t.Helper()
-	shared := filepath.Join(os.TempDir(), "mur-test-compile-cache-capsule")
-	for _, d := range []string{shared, filepath.Join(home, ".murmur")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(shared, filepath.Join(home, ".murmur", "cache")); err != nil {
-		t.Fatal(err)
 	}
 }
