@@ -222,3 +222,34 @@ func TestJSHook(t *testing.T) {
 		t.Fatalf("task_reopened = %v", re)
 	}
 }
+
+// TestJSHookEveryEvent: a JavaScript hook with no binding is dispatched at
+// every event, in the order a Go observer is (TestHookObserverEveryEvent),
+// through the one lifecycle export componentize-js builds; no call traps
+// or runs past its deadline. (hook-gate-js answers err to file-go's call
+// and reopen-task at the task's end: an observer's answers are recorded,
+// not committed.)
+func TestJSHookEveryEvent(t *testing.T) {
+	r := runHooks(t, []hookDecl{{name: "jsobs", guest: "hook-gate-js", entry: "    capabilities:\n      task_io:\n        read: true\n"}}, "", toolSteps...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var handlers []string
+	for _, c := range r.of("hook_call") {
+		if c["hook"] != "murmur/jsobs" {
+			continue
+		}
+		if k := c["fault"]; k == "fault" || k == "deadline" {
+			t.Errorf("hook_call %v: the JS hook trapped or ran past its deadline", c)
+		}
+		handlers = append(handlers, c["handler"].(string))
+	}
+	// on-stage runs before session_start opens the trace, so it has no record.
+	want := "on-session-start on-task-start on-inference on-tool-call on-inference on-shell on-tool-call on-inference on-task-end on-session-end"
+	if got := strings.Join(handlers, " "); got != want {
+		t.Fatalf("handlers:\n got %s\nwant %s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(r.workdir, "out.txt")); err != nil {
+		t.Errorf("an observer's err denied file-go's write: %v", err)
+	}
+}
