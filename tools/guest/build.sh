@@ -28,6 +28,22 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go build -o "$tmp/wasmlink" ./tools/wasmlink)
 
+# A guest is rebuilt only when what it is built from changed: its own
+# folder, and everything every guest shares — the Go SDK, the linker, this
+# toolchain (its scripts and pinned packages), the WIT, go.mod/go.sum, the
+# Go and Node versions and GOFLAGS. Every make target that needs the
+# guests depends on `make guests` (and drivers, hooks), so without this a
+# CI run rebuilt every component a dozen times: componentize-js alone
+# takes ~25 s of CPU per JavaScript guest. The stamp beside the output
+# holds the hash; it is written after the component, so a build killed
+# half way is redone.
+hash_files() { # hash_files PATH...: one hash over every file's path and bytes
+  find "$@" -type f ! -path '*/node_modules/*' ! -name '*.wasm' -print0 2>/dev/null |
+    LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64
+}
+shared=$(cd "$root" && { hash_files sdk/go tools/wasmlink tools/guest wit go.mod go.sum; go version; node --version; echo "GOFLAGS=${GOFLAGS:-}"; } | sha256sum | cut -c1-64)
+mkdir -p "$out/.stamps"
+
 field() { # field FILE KEY: a top-level scalar of a murmur.yaml
   sed -n "s/^$2:[[:space:]]*[\"']\{0,1\}\([^\"'#]*[^\"'#[:space:]]\)[\"']\{0,1\}[[:space:]]*\(#.*\)\{0,1\}$/\1/p" "$1" | head -n 1
 }
@@ -60,6 +76,14 @@ for dir in "$@"; do
     exit 1
   fi
   target="$out/$name.wasm"
+  stamp="$out/.stamps/$name"
+  want=$(printf '%s %s %s\n' "$shared" "$role" "$(hash_files "$dir")" | sha256sum | cut -c1-64)
+  if [ -f "$target" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    cmp -s "$target" "$dir/$name.wasm" || cp "$target" "$dir/$name.wasm"
+    echo "$target (up to date)"
+    continue
+  fi
+  rm -f "$stamp"
   if compgen -G "$dir/*.go" > /dev/null; then
     (cd "$dir" && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$tmp/$name.core.wasm" .)
     "$tmp/wasmlink" "$tmp/$name.core.wasm" "$tmp/$name.linked.wasm"
@@ -76,5 +100,6 @@ for dir in "$@"; do
     exit 1
   fi
   cp "$target" "$dir/$name.wasm"
+  echo "$want" > "$stamp"
   echo "$target"
 done
