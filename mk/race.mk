@@ -47,6 +47,6 @@ test-race-capsule:
 	MUR_TEST_PRIVILEGED=1 MUR_REQUIRE_GUESTS=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -race -count=1 -timeout 20m ./internal/capsule/...
 
 test-race-rest:
-	MUR_TEST_PRIVILEGED=1 MUR_GUEST_OUT=$(GUEST_OUT) $(GO) test -race -count=1 -timeout 20m $(filter-out ./internal/capsule/...,$(RACE_PKGS))
+	MUR_TEST_PRIVILEGED=1 $(GO) test -race -count=1 -timeout 20m $(filter-out ./internal/capsule/...,$(RACE_PKGS))
 
 CI_TARGETS += test-race
