@@ -100,10 +100,11 @@ func (in *installs) Describe(_ context.Context, name string) (component.Artifact
 	return info, nil
 }
 
-// Search is manage.search, which the host does not serve: a pull names
-// an exact artifact.
+// Search is manage.search, which this host does not serve, by choice:
+// spec 000 leaves search unserved, and a pull names an exact artifact, so
+// a script is told what to do instead.
 func (in *installs) Search(context.Context, string) ([]component.ArtifactSummary, error) {
-	return nil, errors.New("manage.search is not implemented: pull an exact <scope>/<name> that capabilities.install admits (mur search lists the stores' artifacts on the host)")
+	return nil, errors.New("manage.search is not served by this host: pull an exact <scope>/<name> that capabilities.install admits (mur search lists the stores' artifacts on the host)")
 }
 
 // Pull is manage.pull: the same checks as pull-artifact; the pulled
